@@ -1,0 +1,220 @@
+package repos
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/cidx/cidx/internal/gitcli"
+)
+
+// readmeNames are tried in order for a repository's summary.
+var readmeNames = []string{"README.md", "README.rst", "README.txt", "README", "readme.md", "Readme.md", "README.markdown"}
+
+// writeCatalog regenerates DATA_DIR/meta/ALIAS.md from the repository's
+// current snapshot. The text depends only on the repository (no clock, no
+// randomness), so regenerating an unchanged repository changes nothing.
+func (s *Service) writeCatalog(ctx context.Context, alias string) error {
+	g, err := s.Get(ctx, alias)
+	if err != nil {
+		return err
+	}
+	snap := s.snapshotDir(alias, g.Commit)
+	last, err := s.git.LastCommit(ctx, s.gitDir(alias), g.Commit)
+	if err != nil {
+		return err
+	}
+	text := renderCatalog(g, last, readmeSummary(snap), topLevel(snap))
+	return writeAtomic(filepath.Join(s.meta, alias+".md"), []byte(text))
+}
+
+func renderCatalog(g Golden, last gitcli.Commit, summary string, layout []string) string {
+	var b strings.Builder
+	var langs []string
+	for _, l := range g.Stats.Languages {
+		if l.Language != "other" && len(langs) < 8 {
+			langs = append(langs, l.Language)
+		}
+	}
+	fmt.Fprintf(&b, "---\nname: %s\nalias: %s\nurl: %s\ndefault_branch: %s\nlast_commit: %s\nlast_commit_date: %s\nlanguages: [%s]\n---\n\n",
+		g.Alias, g.GlobalAlias(), yamlString(gitcli.Redact(g.Source)), g.Branch, last.Hash, last.Date, strings.Join(langs, ", "))
+	fmt.Fprintf(&b, "# %s\n\n", g.Alias)
+	if summary != "" {
+		b.WriteString(summary + "\n\n")
+	} else {
+		b.WriteString("_This repository has no README._\n\n")
+	}
+	fmt.Fprintf(&b, "- **Read as**: `%s`\n", g.GlobalAlias())
+	fmt.Fprintf(&b, "- **Repository URL**: %s\n", gitcli.Redact(g.Source))
+	fmt.Fprintf(&b, "- **Default branch**: %s\n", g.Branch)
+	fmt.Fprintf(&b, "- **Last commit**: `%s` %s %s (%s)\n", short(last.Hash), last.Date, oneLine(last.Subject), last.Author)
+	fmt.Fprintf(&b, "- **Size**: %d files, %s\n\n", g.Stats.Files, humanBytes(g.Stats.Bytes))
+	if len(g.Stats.Languages) > 0 {
+		b.WriteString("## Languages\n\n| language | files | size | share |\n|---|---:|---:|---:|\n")
+		for i, l := range g.Stats.Languages {
+			if i == 12 {
+				break
+			}
+			share := 0.0
+			if g.Stats.Bytes > 0 {
+				share = 100 * float64(l.Bytes) / float64(g.Stats.Bytes)
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s | %.1f%% |\n", l.Language, l.Files, humanBytes(l.Bytes), share)
+		}
+		b.WriteString("\n")
+	}
+	if len(layout) > 0 {
+		b.WriteString("## Layout\n\n")
+		for _, e := range layout {
+			fmt.Fprintf(&b, "- %s\n", e)
+		}
+	}
+	return b.String()
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func yamlString(s string) string {
+	return "\"" + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + "\""
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+var (
+	htmlTagRE  = regexp.MustCompile(`<[^>]*>`)
+	imageRE    = regexp.MustCompile(`!\[[^\]]*\]\([^)]*\)`)
+	linkRE     = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+	refLinkRE  = regexp.MustCompile(`^\[[^\]]+\]:\s`)
+	underlines = regexp.MustCompile(`^[=\-~^*#]{3,}\s*$`)
+)
+
+// readmeSummary returns the first prose paragraphs of the README (at most
+// about 800 characters), without headings, badges, HTML or code blocks.
+func readmeSummary(dir string) string {
+	var data []byte
+	for _, name := range readmeNames {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err == nil {
+			data = b
+			break
+		}
+	}
+	if data == nil || bytes.IndexByte(data, 0) >= 0 {
+		return ""
+	}
+	var paras []string
+	var cur []string
+	inCode := false
+	total := 0
+	flush := func() {
+		if len(cur) > 0 {
+			p := strings.Join(cur, " ")
+			paras = append(paras, p)
+			total += len(p)
+			cur = nil
+		}
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inCode = !inCode
+			flush()
+			continue
+		}
+		if inCode {
+			continue
+		}
+		t = imageRE.ReplaceAllString(t, "")
+		t = htmlTagRE.ReplaceAllString(t, "")
+		t = linkRE.ReplaceAllString(t, "$1")
+		t = strings.TrimSpace(t)
+		if t == "" || strings.HasPrefix(t, "#") || underlines.MatchString(t) || refLinkRE.MatchString(t) ||
+			strings.HasPrefix(t, "|") || strings.HasPrefix(t, "..") || strings.HasPrefix(t, ":") {
+			flush()
+			if total >= 400 || len(paras) >= 3 {
+				break
+			}
+			continue
+		}
+		cur = append(cur, t)
+	}
+	flush()
+	out := strings.Join(paras, "\n\n")
+	if len(out) > 800 {
+		cut := strings.LastIndex(out[:800], " ")
+		if cut < 400 {
+			cut = 800
+		}
+		out = strings.ToValidUTF8(out[:cut], "") + " ..."
+	}
+	return out
+}
+
+// topLevel lists the snapshot's top-level entries as markdown list items,
+// directories first (with their file counts), then files.
+func topLevel(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var dirs, fls []string
+	for _, e := range entries { // os.ReadDir sorts by name
+		if e.IsDir() {
+			dirs = append(dirs, fmt.Sprintf("`%s/` (%d files)", e.Name(), countFiles(filepath.Join(dir, e.Name()))))
+		} else {
+			fls = append(fls, fmt.Sprintf("`%s`", e.Name()))
+		}
+	}
+	res := append(dirs, fls...)
+	if len(res) > 40 {
+		res = append(res[:40], fmt.Sprintf("... and %d more entries", len(res)-40))
+	}
+	return res
+}
+
+func countFiles(dir string) int {
+	n := 0
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// writeAtomic replaces path with data so readers see the old or new file,
+// never a partial one.
+func writeAtomic(path string, data []byte) error {
+	tmp := filepath.Join(filepath.Dir(path), ".tmp-"+strings.ToLower(rand.Text()[:10]))
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
