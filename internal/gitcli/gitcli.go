@@ -46,10 +46,21 @@ func (e *Error) Error() string {
 	if lines := strings.SplitN(msg, "\n", 4); len(lines) > 3 {
 		msg = strings.Join(lines[:3], "\n") + "\n..."
 	}
-	return fmt.Sprintf("git %s: %s", e.Args[0], redact(msg))
+	return fmt.Sprintf("git %s: %s", e.subcommand(), redact(msg))
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// subcommand is the git command that failed, without options (which may
+// hold server paths).
+func (e *Error) subcommand() string {
+	for _, a := range e.Args {
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return "command"
+}
 
 // ErrOutputTooLarge is returned when a command prints more than MaxOutput.
 var ErrOutputTooLarge = errors.New("git output exceeds the limit")
@@ -159,6 +170,16 @@ func ValidateBranch(b string) error {
 	return nil
 }
 
+// long returns a copy of r for network transfers of whole repositories,
+// which may take far longer than other commands.
+func (r *Runner) long() *Runner {
+	rr := *r
+	if rr.Timeout < 30*time.Minute {
+		rr.Timeout = 30 * time.Minute
+	}
+	return &rr
+}
+
 // LsRemote checks that url is a reachable git repository.
 func (r *Runner) LsRemote(ctx context.Context, url string) error {
 	_, err := r.Run(ctx, "", "ls-remote", "--heads", "--", url)
@@ -176,13 +197,13 @@ func (r *Runner) RemoteHasBranch(ctx context.Context, url, branch string) (bool,
 
 // CloneBare makes a bare clone of url's branch into dst.
 func (r *Runner) CloneBare(ctx context.Context, url, branch, dst string) error {
-	_, err := r.Run(ctx, "", "clone", "--bare", "--single-branch", "--no-tags", "--branch="+branch, "--", url, dst)
+	_, err := r.long().Run(ctx, "", "clone", "--bare", "--single-branch", "--no-tags", "--branch="+branch, "--", url, dst)
 	return err
 }
 
 // Fetch updates the branch in a bare clone made by CloneBare to the remote's tip.
 func (r *Runner) Fetch(ctx context.Context, gitDir, branch string) error {
-	_, err := r.Run(ctx, "", "--git-dir="+gitDir, "fetch", "--no-tags", "--prune", "origin", "+refs/heads/"+branch+":refs/heads/"+branch)
+	_, err := r.long().Run(ctx, "", "--git-dir="+gitDir, "fetch", "--no-tags", "--prune", "origin", "+refs/heads/"+branch+":refs/heads/"+branch)
 	return err
 }
 
@@ -275,7 +296,7 @@ func (r *Runner) DefaultBranch(ctx context.Context, url string) (string, error) 
 
 // FetchRemote fetches branch from url into refs/remotes/origin/BRANCH.
 func (r *Runner) FetchRemote(ctx context.Context, gitDir, url, branch string) error {
-	_, err := r.Run(ctx, "", "--git-dir="+gitDir, "fetch", "--no-tags", "--", url, "+refs/heads/"+branch+":refs/remotes/origin/"+branch)
+	_, err := r.long().Run(ctx, "", "--git-dir="+gitDir, "fetch", "--no-tags", "--", url, "+refs/heads/"+branch+":refs/remotes/origin/"+branch)
 	return err
 }
 

@@ -352,6 +352,7 @@ type Stats struct {
 	Pending   int `json:"pending"`
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
+	Cancelled int `json:"cancelled"`
 	Total     int `json:"total"`
 }
 
@@ -384,6 +385,8 @@ func (m *Manager) Statistics(ctx context.Context, username string, all bool) (St
 			s.Completed = n
 		case Failed:
 			s.Failed = n
+		case Cancelled:
+			s.Cancelled = n
 		}
 		s.Total += n
 	}

@@ -318,13 +318,14 @@ func (s *Service) runRemove(ctx context.Context, raw json.RawMessage, progress j
 	if err := os.Remove(filepath.Join(s.meta, p.Alias+".md")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	if _, err := s.db.ExecContext(ctx, "DELETE FROM repos WHERE alias = ?", p.Alias); err != nil {
-		return nil, err
-	}
 	progress(40, "deleting files")
-	// Rename first so the alias can be re-added while the delete runs.
+	// Move the files aside before dropping the record, so that the alias,
+	// once free, can be added again without its new files being deleted.
 	trash := filepath.Join(s.dir, ".trash-"+p.Alias+"-"+strings.ToLower(rand.Text()[:8]))
 	if err := os.Rename(s.repoDir(p.Alias), trash); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM repos WHERE alias = ?", p.Alias); err != nil {
 		return nil, err
 	}
 	if err := os.RemoveAll(trash); err != nil {

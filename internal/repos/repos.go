@@ -264,7 +264,7 @@ type Snapshot struct {
 
 // Resolve turns a user-supplied alias into a readable snapshot.
 func (s *Service) Resolve(ctx context.Context, alias string) (Snapshot, error) {
-	if strings.EqualFold(alias, MetaAlias+GlobalSuffix) {
+	if alias == MetaAlias+GlobalSuffix {
 		return Snapshot{Alias: MetaAlias + GlobalSuffix, Golden: MetaAlias, Dir: s.meta}, nil
 	}
 	base, ok := strings.CutSuffix(alias, GlobalSuffix)

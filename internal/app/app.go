@@ -1,0 +1,146 @@
+// Package app wires cidx together: it is the only place that builds every
+// service from the configuration.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	cauth "github.com/cidx/cidx/internal/auth"
+	"github.com/cidx/cidx/internal/config"
+	"github.com/cidx/cidx/internal/files"
+	"github.com/cidx/cidx/internal/gitcli"
+	"github.com/cidx/cidx/internal/health"
+	"github.com/cidx/cidx/internal/jobs"
+	"github.com/cidx/cidx/internal/mcp"
+	"github.com/cidx/cidx/internal/mcp/tools"
+	"github.com/cidx/cidx/internal/repos"
+	"github.com/cidx/cidx/internal/store"
+)
+
+// Version is cidx's version, set at build time with -ldflags.
+var Version = "0.1.0-dev"
+
+// App holds every service for one data directory.
+type App struct {
+	DataDir  string
+	File     config.File
+	DB       *store.DB
+	Auth     *cauth.Service
+	Jobs     *jobs.Manager
+	Repos    *repos.Service
+	Settings *config.Service
+	Files    *files.Service
+	Health   *health.Checker
+	Registry *mcp.Registry
+	Log      *slog.Logger
+}
+
+// Open builds the services over dataDir, creating it if needed.
+func Open(ctx context.Context, dataDir string, log *slog.Logger) (*App, error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory %s: %w", dataDir, err)
+	}
+	file, err := config.LoadFile(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, filepath.Join(dataDir, "cidx.db"))
+	if err != nil {
+		return nil, err
+	}
+	a := &App{DataDir: dataDir, File: file, DB: db, Log: log}
+	a.Auth = cauth.NewService(db)
+	a.Jobs = jobs.NewManager(db, log)
+	a.Settings = config.NewService(db, file.Settings)
+	a.Repos, err = repos.NewService(db, a.Jobs, gitcli.Default, dataDir)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Files = files.NewService(a.Repos, func(ctx context.Context) (files.Budget, error) {
+		s, err := a.Settings.Get(ctx)
+		return files.Budget{MaxTokens: s.MaxTokensPerRequest, CharsPerToken: s.CharsPerToken}, err
+	})
+	a.Health = &health.Checker{DB: db, DataDir: dataDir, Jobs: a.Jobs, Started: time.Now()}
+	a.Registry = mcp.NewRegistry()
+	if err := tools.Register(&tools.Deps{Auth: a.Auth, Repos: a.Repos, Jobs: a.Jobs, Settings: a.Settings, Files: a.Files,
+		Health: a.Health, Registry: a.Registry, Version: Version}); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// Close releases the database.
+func (a *App) Close() error { return a.DB.Close() }
+
+// Instructions are sent to MCP clients when they connect.
+const Instructions = `cidx gives governed access to git repositories. Repositories are read as ALIAS-global (list_global_repos); cidx-meta-global holds one ALIAS.md description per repository. Read files with get_file_content (token-bounded pages: follow metadata.next_offset), explore with directory_tree and browse_directory. whoami shows your role; cidx_quick_reference(tool=NAME) gives any tool's full document.`
+
+// MCPServer builds the MCP server. defaultUser is who runs requests that
+// carry no verified token (stdio, or anonymous local HTTP); "" refuses them.
+func (a *App) MCPServer(defaultUser string) *sdk.Server {
+	return a.Registry.Server(mcp.ServerOptions{
+		Name: "cidx", Version: Version, Logger: a.Log, Instructions: Instructions,
+		Identify: func(ctx context.Context, ti *auth.TokenInfo) (*cauth.Caller, error) {
+			if ti != nil && ti.UserID != "" {
+				role, _ := ti.Extra["role"].(string)
+				return &cauth.Caller{Name: ti.UserID, Role: cauth.Role(role)}, nil
+			}
+			if defaultUser == "" {
+				return nil, errors.New("not authenticated: send Authorization: Bearer <token>")
+			}
+			c, err := a.Auth.Caller(ctx, defaultUser)
+			if err != nil {
+				return nil, fmt.Errorf("user %s: %w", defaultUser, err)
+			}
+			return &c, nil
+		},
+	})
+}
+
+// StartBackground runs the job workers and the refresh scheduler until ctx ends.
+func (a *App) StartBackground(ctx context.Context) {
+	a.Jobs.Start(ctx, 2)
+	go a.scheduleRefreshes(ctx)
+}
+
+// scheduleRefreshes queues a refresh of every ready golden repository whose
+// last refresh is older than the refresh_interval setting.
+func (a *App) scheduleRefreshes(ctx context.Context) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s, err := a.Settings.Get(ctx)
+		if err != nil {
+			continue
+		}
+		all, err := a.Repos.List(ctx)
+		if err != nil {
+			continue
+		}
+		for _, g := range all {
+			last, err := time.Parse(time.RFC3339Nano, g.LastRefresh)
+			if g.State != repos.StateReady || err != nil || time.Since(last) < time.Duration(s.RefreshInterval)*time.Second {
+				continue
+			}
+			if _, err := a.Repos.Refresh(ctx, "system", g.Alias); err == nil {
+				a.Log.Info("scheduled refresh", "repo", g.Alias)
+			}
+		}
+	}
+}
