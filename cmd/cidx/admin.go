@@ -290,4 +290,3 @@ func tokenCmd(g *globals) *cobra.Command {
 	cmd.AddCommand(create, list, revoke)
 	return cmd
 }
-

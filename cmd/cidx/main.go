@@ -92,4 +92,3 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 		return nil
 	}
 }
-

@@ -375,16 +375,16 @@ func TestPathEscapesAreRefused(t *testing.T) {
 	e := setup(t)
 	cs := e.connect(t, auth.NormalUser, "")
 	bad := map[string]string{
-		"../../etc/passwd":        "leaves the repository",
-		"src/../../x":             "leaves the repository",
-		"/etc/passwd":             "absolute",
-		"a\x00b":                  "NUL",
+		"../../etc/passwd":         "leaves the repository",
+		"src/../../x":              "leaves the repository",
+		"/etc/passwd":              "absolute",
+		"a\x00b":                   "NUL",
 		strings.Repeat("a/", 3000): "long",
-		".git/config":             ".git",
-		"escape":                  "outside",
-		"bin.dat":                 "binary",
-		"src":                     "not a file",
-		"missing.go":              "not found",
+		".git/config":              ".git",
+		"escape":                   "outside",
+		"bin.dat":                  "binary",
+		"src":                      "not a file",
+		"missing.go":               "not found",
 	}
 	for p, want := range bad {
 		out, isErr := call(t, cs, "get_file_content", map[string]any{"repository_alias": "demo-global", "file_path": p})

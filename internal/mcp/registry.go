@@ -139,7 +139,9 @@ func (f levelFilter) WithAttrs(a []slog.Attr) slog.Handler {
 	return levelFilter{f.Handler.WithAttrs(a), f.min}
 }
 
-func (f levelFilter) WithGroup(n string) slog.Handler { return levelFilter{f.Handler.WithGroup(n), f.min} }
+func (f levelFilter) WithGroup(n string) slog.Handler {
+	return levelFilter{f.Handler.WithGroup(n), f.min}
+}
 
 // sdkTool is the tools/list entry: a slim description (the TL;DR plus a
 // pointer to the full document) keeps the list small.
