@@ -625,3 +625,28 @@ func TestStdioServesTheBuiltBinary(t *testing.T) {
 		t.Fatalf("token list: %s", list)
 	}
 }
+
+func TestBadArgumentsAreToolErrors(t *testing.T) {
+	e := setup(t)
+	cs := e.connect(t, auth.NormalUser, "")
+	cases := []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"get_file_content", map[string]any{"repository_alias": "demo-global"}, `missing required arguments: ["file_path"]`},
+		{"get_file_content", map[string]any{"repository_alias": "demo-global", "file_path": "main.go", "offset": 0}, `argument "offset": 0 is less than 1`},
+		{"get_file_content", map[string]any{"repository_alias": "demo-global", "file_path": "main.go", "lines": 3}, `unknown arguments ["lines"]`},
+		{"browse_directory", map[string]any{"repository_alias": "demo-global", "sort_by": "name"}, `argument "sort_by"`},
+		{"list_files", map[string]any{"repository_alias": 7}, `argument "repository_alias"`},
+		{"directory_tree", map[string]any{"repository_alias": "demo-global", "max_depth": 11}, `argument "max_depth": 11 is greater than 10`},
+		{"global_repo_status", map[string]any{"alias": "demo"}, "-global"},
+		{"cidx_quick_reference", map[string]any{"category": "nope"}, `unknown category "nope"`},
+	}
+	for _, c := range cases {
+		out, isErr := call(t, cs, c.tool, c.args)
+		if !isErr || out["success"] != false || !strings.Contains(out["error"].(string), c.want) {
+			t.Errorf("%s(%v): want a tool error containing %q, got %v", c.tool, c.args, c.want, out)
+		}
+	}
+}

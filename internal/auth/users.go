@@ -86,7 +86,7 @@ func (s *Service) CreateUser(ctx context.Context, name string, role Role, passwo
 // GetUser returns the named user.
 func (s *Service) GetUser(ctx context.Context, name string) (User, error) {
 	var u User
-	err := s.db.QueryRowContext(ctx, "SELECT name, role, created_at FROM users WHERE name = ?", name).Scan(&u.Name, &u.Role, &u.CreatedAt)
+	err := s.db.QueryRowFast(ctx, "SELECT name, role, created_at FROM users WHERE name = ?", name).Scan(&u.Name, &u.Role, &u.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, fmt.Errorf("%w: %s", ErrUserNotFound, name)
 	}
@@ -227,7 +227,7 @@ func (s *Service) VerifyToken(ctx context.Context, secret string) (Caller, error
 		return Caller{}, ErrTokenInvalid
 	}
 	var c Caller
-	err := s.db.QueryRowContext(ctx, "SELECT u.name, u.role FROM tokens t JOIN users u ON u.name = t.user_name WHERE t.hash = ?", hashToken(secret)).Scan(&c.Name, &c.Role)
+	err := s.db.QueryRowFast(ctx, "SELECT u.name, u.role FROM tokens t JOIN users u ON u.name = t.user_name WHERE t.hash = ?", hashToken(secret)).Scan(&c.Name, &c.Role)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Caller{}, ErrTokenInvalid
 	}

@@ -9,6 +9,7 @@ package config
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -122,21 +123,24 @@ func (s *Settings) ptr(key string) *int {
 // every process.
 func (s *Service) Get(ctx context.Context) (Settings, error) {
 	out := s.file
-	rows, err := s.db.QueryContext(ctx, "SELECT key, value FROM settings WHERE key IN ('max_tokens_per_request', 'chars_per_token', 'refresh_interval')")
+	// One prepared single-row query: this runs on every file read.
+	var m, c, r sql.NullString
+	err := s.db.QueryRowFast(ctx, `SELECT
+		(SELECT value FROM settings WHERE key = 'max_tokens_per_request'),
+		(SELECT value FROM settings WHERE key = 'chars_per_token'),
+		(SELECT value FROM settings WHERE key = 'refresh_interval')`).Scan(&m, &c, &r)
 	if err != nil {
 		return out, fmt.Errorf("read settings: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return out, fmt.Errorf("read settings: %w", err)
-		}
-		if n, err := strconv.Atoi(v); err == nil {
-			*out.ptr(k) = n
+	for _, kv := range []struct {
+		key string
+		v   sql.NullString
+	}{{"max_tokens_per_request", m}, {"chars_per_token", c}, {"refresh_interval", r}} {
+		if n, err := strconv.Atoi(kv.v.String); kv.v.Valid && err == nil {
+			*out.ptr(kv.key) = n
 		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Update applies the non-nil values of patch after validating the result as

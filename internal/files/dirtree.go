@@ -30,9 +30,9 @@ type TreeOptions struct {
 	// drops directories with no such file below them.
 	Include []string
 	// Exclude drops matching files and directories, in addition to
-	// DefaultTreeExcludes. Globs follow the rules in glob.go: without "/" they
-	// match an entry's name, with "/" its path from the repository root; a
-	// trailing "/" matches directories only.
+	// DefaultTreeExcludes. Globs follow Patterns in the package
+	// documentation: without "/" they match an entry's name, with "/" its
+	// path from the repository root; a trailing "/" matches directories only.
 	Exclude []string
 	// ShowStats appends a blank line and "<D> directories, <F> files".
 	ShowStats bool

@@ -23,15 +23,16 @@ type FileInfo struct {
 // ListOptions selects and orders the files List returns.
 type ListOptions struct {
 	// Dir is the directory to list, relative to the root ("" = root). It must
-	// exist, else an *Error "Path does not exist".
+	// exist, else an *Error "Path does not exist". If Dir is a symbolic link
+	// to a directory inside the tree, its target is listed, under its own path.
 	Dir string
 	// Recursive lists every file below Dir, including those directly in it;
 	// otherwise only the files directly in Dir.
 	Recursive bool
-	// Pattern optionally filters with a glob (see the glob rules in glob.go):
-	// without "/" it matches the file name at any depth ("*_test.go"); with
-	// "/" it matches the path from the repository root ("src/**/*.go"); a
-	// trailing "/" means everything below ("src/").
+	// Pattern optionally filters with a glob (see Patterns in the package
+	// documentation): without "/" it matches the file name at any depth
+	// ("*_test.go"); with "/" it matches the path from the repository root
+	// ("src/**/*.go"); a trailing "/" means everything below ("src/").
 	Pattern string
 	// Language optionally filters by language name or file extension, case-
 	// insensitively: "python", "py" and ".py" all select Python files.

@@ -203,7 +203,7 @@ func readAll(f *os.File, clean string, size int64, buf []byte) ([]byte, error) {
 }
 
 func tooLarge(clean string, size int64) *Error {
-	return newError(CodeTooLarge, "search it with regex_search or search_code instead of reading it whole", nil,
+	return newError(CodeTooLarge, "files this large cannot be paged through; browse_directory shows sizes, so pick a smaller file", nil,
 		"file %s is %d bytes; files over %d MiB cannot be read", quote(clean), size, MaxFileSize>>20)
 }
 

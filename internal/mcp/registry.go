@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -213,9 +214,12 @@ func (r *Registry) handler(t *Tool, o ServerOptions) sdk.ToolHandler {
 		if err != nil {
 			return nil, fmt.Errorf("encode %s result: %w", t.Name, err)
 		}
+		// StructuredContent is the value, not the bytes: encoding/json
+		// re-validates (compacts) raw JSON byte by byte, which costs more
+		// than encoding the value again.
 		return &sdk.CallToolResult{
 			Content:           []sdk.Content{&sdk.TextContent{Text: string(b)}},
-			StructuredContent: json.RawMessage(b),
+			StructuredContent: out,
 		}, nil
 	}
 }
@@ -234,11 +238,21 @@ func errorResult(err error) *sdk.CallToolResult {
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
 }
 
-// cleanValidation shortens the validator's message, which starts with the
-// schema's location, to what the caller needs.
+var (
+	propRE     = regexp.MustCompile(`validating /properties/([^:]+): \w+: `)
+	rationalRE = regexp.MustCompile(`\b(-?\d+)/1\b`)
+	floatRE    = regexp.MustCompile(`\b(-?\d+)\.000000\b`)
+)
+
+// cleanValidation rewrites the schema validator's message, which speaks of
+// schema locations, in terms of the tool's arguments:
+// `validating root: validating /properties/limit: maximum: 501/1 is greater than 500.000000`
+// becomes `argument "limit": 501 is greater than 500`.
 func cleanValidation(msg string) string {
-	if i := strings.LastIndex(msg, ": "); i > 0 && strings.Contains(msg[:i], "validating") {
-		return msg[i+2:]
-	}
-	return msg
+	msg = strings.ReplaceAll(msg, "validating root: ", "")
+	msg = propRE.ReplaceAllString(msg, `argument "$1": `)
+	msg = strings.Replace(msg, "required: missing properties:", "missing required arguments:", 1)
+	msg = strings.Replace(msg, "unexpected additional properties", "unknown arguments", 1)
+	msg = rationalRE.ReplaceAllString(msg, "$1")
+	return floatRE.ReplaceAllString(msg, "$1")
 }

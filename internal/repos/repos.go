@@ -276,7 +276,7 @@ func (s *Service) Resolve(ctx context.Context, alias string) (Snapshot, error) {
 		return Snapshot{}, err
 	}
 	var commit, state string
-	err := s.db.QueryRowContext(ctx, "SELECT commit_id, state FROM repos WHERE alias = ?", base).Scan(&commit, &state)
+	err := s.db.QueryRowFast(ctx, "SELECT commit_id, state FROM repos WHERE alias = ?", base).Scan(&commit, &state)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Snapshot{}, s.notFound(ctx, alias, true)
 	}

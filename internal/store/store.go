@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -21,7 +22,26 @@ import (
 // DB is the metadata database.
 type DB struct {
 	*sql.DB
-	path string
+	path  string
+	stmts sync.Map // query text -> *sql.Stmt
+}
+
+// QueryRowFast runs a query that is on a hot path (every MCP call) through
+// a statement prepared once: preparing is most of the cost of a point
+// query in SQLite.
+func (s *DB) QueryRowFast(ctx context.Context, query string, args ...any) *sql.Row {
+	if st, ok := s.stmts.Load(query); ok {
+		return st.(*sql.Stmt).QueryRowContext(ctx, args...)
+	}
+	st, err := s.PrepareContext(ctx, query)
+	if err != nil {
+		return s.QueryRowContext(ctx, query, args...) // reports the error through Scan
+	}
+	if prev, loaded := s.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		st = prev.(*sql.Stmt)
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 // migrations are applied in order; index i brings the schema to version i+1.

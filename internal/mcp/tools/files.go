@@ -70,7 +70,7 @@ func entries(in []files.FileInfo) []fileEntry {
 type listFilesIn struct {
 	RepositoryAlias any    `json:"repository_alias" jsonschema:"a repository alias, or a list of them; wildcards such as *-global are expanded"`
 	Path            string `json:"path,omitempty" jsonschema:"only files under this directory"`
-	PathPattern     string `json:"path_pattern,omitempty" jsonschema:"glob on the path from the root: * and ? within a segment, ** across directories"`
+	PathPattern     string `json:"path_pattern,omitempty" jsonschema:"glob: without a slash it matches file names at any depth (*.py); with a slash it matches the path from the root (src/**/*.go)"`
 	Language        string `json:"language,omitempty" jsonschema:"language name or file extension, e.g. go or .py"`
 	Limit           int    `json:"limit,omitempty" jsonschema:"maximum files per repository"`
 	ResponseFormat  string `json:"response_format,omitempty" jsonschema:"flat: one list; grouped: results_by_repo (several repositories only)"`
@@ -100,7 +100,7 @@ type browseIn struct {
 	RepositoryAlias string `json:"repository_alias" jsonschema:"repository to browse, e.g. backend-global"`
 	Path            string `json:"path,omitempty" jsonschema:"directory to list; default the root"`
 	Recursive       *bool  `json:"recursive,omitempty" jsonschema:"include files in sub-directories (default true); false lists direct children only"`
-	PathPattern     string `json:"path_pattern,omitempty" jsonschema:"glob on the path from the root: * and ? within a segment, ** across directories"`
+	PathPattern     string `json:"path_pattern,omitempty" jsonschema:"glob: without a slash it matches file names at any depth (*.py); with a slash it matches the path from the root (src/**/*.go)"`
 	Language        string `json:"language,omitempty" jsonschema:"language name or file extension, e.g. python or py"`
 	Limit           int    `json:"limit,omitempty" jsonschema:"maximum files to return"`
 	SortBy          string `json:"sort_by,omitempty" jsonschema:"path, size or modified_at"`
