@@ -101,7 +101,9 @@ func (r *Registry) Server(o ServerOptions) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: o.Name, Title: "cidx code intelligence", Version: o.Version}, &sdk.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       quiet(o.Logger),
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Resources: &sdk.ResourceCapabilities{}},
+		// Prompts are declared (the list is empty) because the SDK answers
+		// prompts/list either way, and 2026-07-28 wants answered methods declared.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Resources: &sdk.ResourceCapabilities{}, Prompts: &sdk.PromptCapabilities{}},
 	})
 	for _, t := range r.tools {
 		s.AddTool(t.sdkTool(), r.handler(t, o))
