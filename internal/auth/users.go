@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 
 	"golang.org/x/crypto/argon2"
@@ -45,10 +46,16 @@ var (
 // Service manages users and tokens in the metadata database.
 type Service struct {
 	db *store.DB
+	// tokens caches verified tokens (by hash) for a second: every HTTP
+	// request verifies one. Revocation in this process applies at once, from
+	// another process (the CLI) within the second.
+	tokens *store.Cache[string, Caller]
 }
 
 // NewService returns a Service over db.
-func NewService(db *store.DB) *Service { return &Service{db: db} }
+func NewService(db *store.DB) *Service {
+	return &Service{db: db, tokens: store.NewCache[string, Caller](time.Second, 10000)}
+}
 
 var userNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
@@ -151,7 +158,11 @@ func (s *Service) RemoveUser(ctx context.Context, name string) error {
 	if _, err := tx.ExecContext(ctx, "DELETE FROM users WHERE name = ?", name); err != nil {
 		return fmt.Errorf("remove user: %w", err)
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("remove user: %w", err)
+	}
+	s.tokens.Forget()
+	return nil
 }
 
 // VerifyPassword checks name's password.
@@ -218,6 +229,7 @@ func (s *Service) RevokeToken(ctx context.Context, id string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("token %q not found: use 'cidx token list USER' to see token ids", id)
 	}
+	s.tokens.Forget()
 	return nil
 }
 
@@ -226,15 +238,18 @@ func (s *Service) VerifyToken(ctx context.Context, secret string) (Caller, error
 	if !strings.HasPrefix(secret, tokenPrefix) || len(secret) > 200 {
 		return Caller{}, ErrTokenInvalid
 	}
-	var c Caller
-	err := s.db.QueryRowFast(ctx, "SELECT u.name, u.role FROM tokens t JOIN users u ON u.name = t.user_name WHERE t.hash = ?", hashToken(secret)).Scan(&c.Name, &c.Role)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Caller{}, ErrTokenInvalid
-	}
-	if err != nil {
-		return Caller{}, fmt.Errorf("verify token: %w", err)
-	}
-	return c, nil
+	hash := hashToken(secret)
+	return s.tokens.Get(hash, func() (Caller, error) {
+		var c Caller
+		err := s.db.QueryRowFast(ctx, "SELECT u.name, u.role FROM tokens t JOIN users u ON u.name = t.user_name WHERE t.hash = ?", hash).Scan(&c.Name, &c.Role)
+		if errors.Is(err, sql.ErrNoRows) {
+			return Caller{}, ErrTokenInvalid
+		}
+		if err != nil {
+			return Caller{}, fmt.Errorf("verify token: %w", err)
+		}
+		return c, nil
+	})
 }
 
 // Caller returns the current identity of a user by name.

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -99,12 +100,15 @@ func LoadFile(dataDir string) (File, error) {
 // Service answers the current settings: the file's values overlaid with
 // the ones stored by an admin.
 type Service struct {
-	db   *store.DB
-	file Settings
+	db    *store.DB
+	file  Settings
+	cache *store.Cache[struct{}, Settings]
 }
 
 // NewService returns a Service with file as the base values.
-func NewService(db *store.DB, file Settings) *Service { return &Service{db: db, file: file} }
+func NewService(db *store.DB, file Settings) *Service {
+	return &Service{db: db, file: file, cache: store.NewCache[struct{}, Settings](time.Second, 1)}
+}
 
 var keys = []string{"max_tokens_per_request", "chars_per_token", "refresh_interval"}
 
@@ -118,10 +122,14 @@ func (s *Settings) ptr(key string) *int {
 	return &s.RefreshInterval
 }
 
-// Get returns the settings in force now. It reads the database each time
-// (a few microseconds) so that a change applies to the very next call, in
-// every process.
+// Get returns the settings in force now. An update made through this
+// Service applies to the very next call; one made by another process on the
+// same data directory within a second.
 func (s *Service) Get(ctx context.Context) (Settings, error) {
+	return s.cache.Get(struct{}{}, func() (Settings, error) { return s.load(ctx) })
+}
+
+func (s *Service) load(ctx context.Context) (Settings, error) {
 	out := s.file
 	// One prepared single-row query: this runs on every file read.
 	var m, c, r sql.NullString
@@ -173,6 +181,7 @@ func (s *Service) Update(ctx context.Context, patch map[string]int) (Settings, e
 	if err := tx.Commit(); err != nil {
 		return cur, fmt.Errorf("save settings: %w", err)
 	}
+	s.cache.Forget()
 	return next, nil
 }
 

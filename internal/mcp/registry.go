@@ -152,7 +152,18 @@ func (t *Tool) sdkTool() *sdk.Tool {
 	ann := t.Annotations
 	ann.Title = strings.ReplaceAll(t.Name, "_", " ")
 	desc := t.summary + " Full doc: cidx_quick_reference(tool=\"" + t.Name + "\")."
-	return &sdk.Tool{Name: t.Name, Description: desc, InputSchema: t.inSchema, OutputSchema: t.outSchema, Annotations: &ann}
+	// Schemas go to the SDK as bytes: it re-reads the input schema on every
+	// stateless call (looking for header annotations), and decoding bytes
+	// is far cheaper than re-encoding a *jsonschema.Schema each time.
+	in, err := json.Marshal(t.inSchema)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: input schema: %v", t.Name, err))
+	}
+	out, err := json.Marshal(t.outSchema)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: output schema: %v", t.Name, err))
+	}
+	return &sdk.Tool{Name: t.Name, Description: desc, InputSchema: json.RawMessage(in), OutputSchema: json.RawMessage(out), Annotations: &ann}
 }
 
 func (r *Registry) filterList(o ServerOptions) sdk.Middleware {

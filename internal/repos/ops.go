@@ -56,7 +56,7 @@ func (s *Service) Add(ctx context.Context, user, alias, source, branch string) (
 			return jobs.Job{}, &Error{Message: fmt.Sprintf("branch %q does not exist in %s", branch, gitcli.Redact(source)), Hint: "omit the branch to use the repository's default branch"}
 		}
 	}
-	_, err := s.db.ExecContext(ctx, "INSERT INTO repos(alias, source, branch, state, created_at) VALUES(?, ?, ?, ?, ?)", alias, source, branch, StatePending, store.Now())
+	_, err := s.exec(ctx, "INSERT INTO repos(alias, source, branch, state, created_at) VALUES(?, ?, ?, ?, ?)", alias, source, branch, StatePending, store.Now())
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE") || strings.Contains(err.Error(), "PRIMARY") {
 			return jobs.Job{}, &Error{Message: fmt.Sprintf("Golden repository alias '%s' already exists", alias)}
@@ -65,7 +65,7 @@ func (s *Service) Add(ctx context.Context, user, alias, source, branch string) (
 	}
 	j, err := s.jobs.Submit(ctx, OpAdd, user, jobParams{Alias: alias})
 	if err != nil {
-		s.db.ExecContext(context.WithoutCancel(ctx), "DELETE FROM repos WHERE alias = ?", alias)
+		s.exec(context.WithoutCancel(ctx), "DELETE FROM repos WHERE alias = ?", alias)
 		return jobs.Job{}, err
 	}
 	return j, nil
@@ -100,7 +100,7 @@ func (s *Service) transition(ctx context.Context, user, alias, op, to string, fr
 	for _, f := range from {
 		args = append(args, f)
 	}
-	res, err := s.db.ExecContext(ctx, q, args...)
+	res, err := s.exec(ctx, q, args...)
 	if err != nil {
 		return jobs.Job{}, fmt.Errorf("%s %s: %w", op, alias, err)
 	}
@@ -109,14 +109,14 @@ func (s *Service) transition(ctx context.Context, user, alias, op, to string, fr
 	}
 	j, err := s.jobs.Submit(ctx, op, user, jobParams{Alias: alias})
 	if err != nil {
-		s.db.ExecContext(context.WithoutCancel(ctx), "UPDATE repos SET state = ? WHERE alias = ?", g.State, alias)
+		s.exec(context.WithoutCancel(ctx), "UPDATE repos SET state = ? WHERE alias = ?", g.State, alias)
 		return jobs.Job{}, err
 	}
 	return j, nil
 }
 
 func (s *Service) setState(ctx context.Context, alias, state, errMsg string) {
-	s.db.ExecContext(context.WithoutCancel(ctx), "UPDATE repos SET state = ?, error = ? WHERE alias = ?", state, errMsg, alias)
+	s.exec(context.WithoutCancel(ctx), "UPDATE repos SET state = ?, error = ? WHERE alias = ?", state, errMsg, alias)
 }
 
 // AddResult is the result of an add or refresh job.
@@ -142,7 +142,7 @@ func (s *Service) runAdd(ctx context.Context, raw json.RawMessage, progress jobs
 	if err != nil {
 		// Leave nothing behind: the alias can be added again at once.
 		os.RemoveAll(s.repoDir(g.Alias))
-		s.db.ExecContext(context.WithoutCancel(ctx), "DELETE FROM repos WHERE alias = ?", g.Alias)
+		s.exec(context.WithoutCancel(ctx), "DELETE FROM repos WHERE alias = ?", g.Alias)
 		return nil, err
 	}
 	return res, nil
@@ -209,7 +209,7 @@ func (s *Service) snapshot(ctx context.Context, alias, commit string) (Stats, er
 // publish makes commit the one readers see.
 func (s *Service) publish(ctx context.Context, alias, commit string, stats Stats) error {
 	b, _ := json.Marshal(stats)
-	_, err := s.db.ExecContext(ctx, "UPDATE repos SET state = ?, commit_id = ?, stats = ?, last_refresh = ?, error = '' WHERE alias = ?",
+	_, err := s.exec(ctx, "UPDATE repos SET state = ?, commit_id = ?, stats = ?, last_refresh = ?, error = '' WHERE alias = ?",
 		StateReady, commit, string(b), store.Now(), alias)
 	return err
 }
@@ -325,7 +325,7 @@ func (s *Service) runRemove(ctx context.Context, raw json.RawMessage, progress j
 	if err := os.Rename(s.repoDir(p.Alias), trash); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	if _, err := s.db.ExecContext(ctx, "DELETE FROM repos WHERE alias = ?", p.Alias); err != nil {
+	if _, err := s.exec(ctx, "DELETE FROM repos WHERE alias = ?", p.Alias); err != nil {
 		return nil, err
 	}
 	if err := os.RemoveAll(trash); err != nil {

@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cidx/cidx/internal/gitcli"
 	"github.com/cidx/cidx/internal/jobs"
@@ -92,12 +93,16 @@ type Service struct {
 	git  *gitcli.Runner
 	dir  string // DATA_DIR/repos
 	meta string // DATA_DIR/meta
+	// current caches (commit, state) per alias for a second: every read
+	// resolves its alias. Changes made in this process forget it at once.
+	current *store.Cache[string, [2]string]
 }
 
 // NewService returns a Service storing repositories under dataDir and
 // registers its job types with jm.
 func NewService(db *store.DB, jm *jobs.Manager, git *gitcli.Runner, dataDir string) (*Service, error) {
-	s := &Service{db: db, jobs: jm, git: git, dir: filepath.Join(dataDir, "repos"), meta: filepath.Join(dataDir, "meta")}
+	s := &Service{db: db, jobs: jm, git: git, dir: filepath.Join(dataDir, "repos"), meta: filepath.Join(dataDir, "meta"),
+		current: store.NewCache[string, [2]string](time.Second, 10000)}
 	for _, d := range []string{s.dir, s.meta} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("create %s: %w", d, err)
@@ -275,8 +280,12 @@ func (s *Service) Resolve(ctx context.Context, alias string) (Snapshot, error) {
 		}
 		return Snapshot{}, err
 	}
-	var commit, state string
-	err := s.db.QueryRowFast(ctx, "SELECT commit_id, state FROM repos WHERE alias = ?", base).Scan(&commit, &state)
+	cur, err := s.current.Get(base, func() ([2]string, error) {
+		var cur [2]string
+		err := s.db.QueryRowFast(ctx, "SELECT commit_id, state FROM repos WHERE alias = ?", base).Scan(&cur[0], &cur[1])
+		return cur, err
+	})
+	commit, state := cur[0], cur[1]
 	if errors.Is(err, sql.ErrNoRows) {
 		return Snapshot{}, s.notFound(ctx, alias, true)
 	}
@@ -352,4 +361,12 @@ func (s *Service) ResolveDir(ctx context.Context, alias string) (dir, commit, ca
 		return "", "", "", err
 	}
 	return snap.Dir, snap.Commit, snap.Alias, nil
+}
+
+// exec changes the repos table and forgets the cached aliases, so this
+// process's next read sees the change.
+func (s *Service) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	res, err := s.db.ExecContext(ctx, q, args...)
+	s.current.Forget()
+	return res, err
 }
