@@ -1,9 +1,11 @@
 package app_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -574,15 +577,34 @@ func TestSettingsApplyToNextCallAndRejectBadValues(t *testing.T) {
 	}
 }
 
-func TestStdioServesTheBuiltBinary(t *testing.T) {
+// buildBinary builds cmd/cidx once per test binary run.
+var buildBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "cidx-bin-*")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "cidx")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/cidx/cidx/cmd/cidx").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func binary(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "cidx")
-	build := exec.Command("go", "build", "-o", bin, "github.com/cidx/cidx/cmd/cidx")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return bin
+}
+
+func TestStdioServesTheBuiltBinary(t *testing.T) {
+	bin := binary(t)
 	data := t.TempDir()
 	src := testutil.Repo(t, map[string]string{"a.go": "package a\n"})
 	run := func(stdin string, args ...string) string {
@@ -648,5 +670,111 @@ func TestBadArgumentsAreToolErrors(t *testing.T) {
 		if !isErr || out["success"] != false || !strings.Contains(out["error"].(string), c.want) {
 			t.Errorf("%s(%v): want a tool error containing %q, got %v", c.tool, c.args, c.want, out)
 		}
+	}
+}
+
+// TestCLIWhileServing drives the command line against a data directory
+// that a running HTTP server uses, as an admin would.
+func TestCLIWhileServing(t *testing.T) {
+	bin := binary(t)
+	data := t.TempDir()
+	src := testutil.Repo(t, map[string]string{"a.go": "package a\n"})
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--data-dir", data)
+	stdout, _ := srv.StdoutPipe()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); srv.Wait() }()
+	var url, adminToken string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && (url == "" || adminToken == "") {
+		line := sc.Text()
+		if u, ok := strings.CutPrefix(line, "cidx "+app.Version+" serving MCP at "); ok {
+			url = u
+		}
+		if tok, ok := strings.CutPrefix(line, "Admin token (shown once, store it now): "); ok {
+			adminToken = tok
+		}
+	}
+	go io.Copy(io.Discard, stdout)
+	if url == "" || adminToken == "" {
+		t.Fatal("serve did not print its URL and the admin token")
+	}
+	run := func(wantOK bool, stdin string, args ...string) (string, string) {
+		t.Helper()
+		cmd := exec.Command(bin, append(args, "--data-dir", data)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		if (err == nil) != wantOK {
+			t.Fatalf("cidx %v: err=%v\nstdout: %s\nstderr: %s", args, err, out.String(), errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	session := func(token string) *sdk.ClientSession {
+		c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+		cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+
+	run(true, "Str0ng-Pazzw0rd!x\n", "user", "add", "nora", "--role", "normal_user", "--password-stdin")
+	if _, stderr := run(false, "", "user", "add", "eve", "--role", "god"); !strings.Contains(stderr, "invalid role") {
+		t.Errorf("bad role message: %s", stderr)
+	}
+	if _, stderr := run(false, "", "repo", "add", "../x", src); !strings.Contains(stderr, "invalid alias") {
+		t.Errorf("bad alias message: %s", stderr)
+	}
+	tok, _ := run(true, "", "token", "create", "nora", "--name", "laptop")
+	tok = strings.TrimSpace(tok)
+	nora := session(tok)
+	if out := mustCall(t, nora, "whoami", nil); out["username"] != "nora" {
+		t.Fatalf("whoami: %v", out)
+	}
+
+	// --no-wait leaves the job to the running server.
+	jobID, _ := run(true, "", "repo", "add", "demo", src, "--no-wait")
+	admin := session(adminToken)
+	if job := waitJob(t, admin, strings.TrimSpace(jobID)); job["status"] != "completed" {
+		t.Fatalf("server did not run the queued job: %v", job)
+	}
+	got := mustCall(t, nora, "get_file_content", map[string]any{"repository_alias": "demo-global", "file_path": "a.go"})
+	if got["content"].([]any)[0].(map[string]any)["text"] != "package a\n" {
+		t.Fatalf("read: %v", got)
+	}
+	if list, _ := run(true, "", "repo", "list"); !strings.Contains(list, "demo-global") || !strings.Contains(list, "ready") {
+		t.Errorf("repo list: %s", list)
+	}
+	if list, _ := run(true, "", "user", "list"); !strings.Contains(list, "nora") || !strings.Contains(list, "normal_user") {
+		t.Errorf("user list: %s", list)
+	}
+
+	// Revoking from the CLI locks the token out of the running server
+	// (within its one-second verification cache).
+	list, _ := run(true, "", "token", "list", "nora")
+	id := ""
+	for _, f := range strings.Fields(list) {
+		if strings.HasPrefix(f, "tok_") {
+			id = f
+		}
+	}
+	run(true, "", "token", "revoke", id)
+	time.Sleep(1100 * time.Millisecond)
+	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	if _, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{tok, http.DefaultTransport}}}, nil); err == nil {
+		t.Fatal("revoked token still connects")
+	}
+	run(true, "", "user", "remove", "nora")
+	if _, stderr := run(false, "", "user", "remove", "admin"); !strings.Contains(stderr, "last admin") {
+		t.Errorf("removing the last admin: %s", stderr)
+	}
+	run(true, "", "repo", "remove", "demo")
+	if _, isErr := call(t, admin, "get_file_content", map[string]any{"repository_alias": "demo-global", "file_path": "a.go"}); !isErr {
+		t.Fatal("removed repository still readable")
 	}
 }
