@@ -84,7 +84,7 @@ func Open(ctx context.Context, dataDir string, log *slog.Logger) (*App, error) {
 func (a *App) Close() error { return a.DB.Close() }
 
 // Instructions are sent to MCP clients when they connect.
-const Instructions = `cidx gives governed access to git repositories. Repositories are read as ALIAS-global (list_global_repos); cidx-meta-global holds one ALIAS.md description per repository. Read files with get_file_content (token-bounded pages: follow metadata.next_offset), explore with directory_tree and browse_directory. whoami shows your role; cidx_quick_reference(tool=NAME) gives any tool's full document.`
+const Instructions = `cidx gives governed access to git repositories. Repositories are read as ALIAS-global (list_global_repos); cidx-meta-global holds one ALIAS.md description per repository. Read files with get_file_content (token-bounded pages: follow metadata.next_offset), explore with directory_tree and browse_directory. whoami shows your role; cidx_quick_reference(tool=NAME) gives any tool's full document (also resource cidx://docs/tools/NAME). A failed call returns isError with {success:false, error, hint}.`
 
 // MCPServer builds the MCP server. defaultUser is who runs requests that
 // carry no verified token (stdio, or anonymous local HTTP); "" refuses them.

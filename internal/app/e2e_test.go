@@ -263,6 +263,16 @@ func TestToolListIsFilteredPerRoleInFixedOrder(t *testing.T) {
 	if slices.Contains(toolNames(t, e.connect(t, auth.NormalUser, "")), "create_user") {
 		t.Fatal("normal user sees create_user over the stateless protocol")
 	}
+	// tools/list is paid for in every conversation: keep a normal user's
+	// under 20,000 bytes of JSON (about 5,000 tokens).
+	res, err := e.connect(t, auth.NormalUser, "").ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res.Tools)
+	if len(b) > 20000 {
+		t.Errorf("normal user's tools/list is %d bytes of JSON, over the 20,000 budget", len(b))
+	}
 }
 
 // harmlessArgs are valid-looking arguments for every tool that change

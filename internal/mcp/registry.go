@@ -146,12 +146,12 @@ func (f levelFilter) WithGroup(n string) slog.Handler {
 	return levelFilter{f.Handler.WithGroup(n), f.min}
 }
 
-// sdkTool is the tools/list entry: a slim description (the TL;DR plus a
-// pointer to the full document) keeps the list small.
+// sdkTool is the tools/list entry. Its description is the document's
+// TL;DR alone (the server's instructions say where full documents are):
+// tools/list is paid for in every conversation, so it is kept small.
 func (t *Tool) sdkTool() *sdk.Tool {
 	ann := t.Annotations
-	ann.Title = strings.ReplaceAll(t.Name, "_", " ")
-	desc := t.summary + " Full doc: cidx_quick_reference(tool=\"" + t.Name + "\")."
+	desc := t.summary
 	// Schemas go to the SDK as bytes: it re-reads the input schema on every
 	// stateless call (looking for header annotations), and decoding bytes
 	// is far cheaper than re-encoding a *jsonschema.Schema each time.

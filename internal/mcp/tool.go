@@ -69,8 +69,10 @@ func New[In, Out any](name, category string, perm auth.Permission, ann sdk.ToolA
 		out.Properties = map[string]*jsonschema.Schema{}
 	}
 	out.Required = []string{"success"}
-	out.Properties["error"] = &jsonschema.Schema{Type: "string", Description: "what went wrong (only when success is false)"}
-	out.Properties["hint"] = &jsonschema.Schema{Type: "string", Description: "how to fix it (only when success is false)"}
+	// No descriptions: these two repeat in every tool, and the server's
+	// instructions explain the error payload once.
+	out.Properties["error"] = &jsonschema.Schema{Type: "string"}
+	out.Properties["hint"] = &jsonschema.Schema{Type: "string"}
 	out.AdditionalProperties = nil
 	t := &Tool{
 		Name: name, Category: category, Permission: perm, Annotations: ann,

@@ -26,7 +26,7 @@ type textBlock struct {
 type fileMeta struct {
 	Path                string  `json:"path"`
 	RepositoryAlias     string  `json:"repository_alias"`
-	Commit              string  `json:"commit" jsonschema:"commit the file was read at (empty for the catalog)"`
+	Commit              string  `json:"commit"`
 	Size                int64   `json:"size"`
 	ModifiedAt          string  `json:"modified_at"`
 	Language            *string `json:"language"`
@@ -78,14 +78,14 @@ type listFilesIn struct {
 
 type listFilesOut struct {
 	Success         bool                     `json:"success"`
-	Files           []fileEntry              `json:"files" jsonschema:"the files; several repositories: paths are ALIAS:PATH (flat format)"`
-	Total           int                      `json:"total" jsonschema:"files matching before the limit (all repositories)"`
+	Files           []fileEntry              `json:"files" jsonschema:"several repositories: paths are ALIAS:PATH"`
+	Total           int                      `json:"total" jsonschema:"matches before the limit"`
 	Truncated       bool                     `json:"truncated"`
 	RepositoryAlias string                   `json:"repository_alias,omitempty"`
 	Commit          *string                  `json:"commit,omitempty"`
-	TotalFiles      int                      `json:"total_files,omitempty" jsonschema:"several repositories: files returned"`
+	TotalFiles      int                      `json:"total_files,omitempty"`
 	ReposSearched   int                      `json:"repos_searched,omitempty"`
-	Errors          map[string]string        `json:"errors,omitempty" jsonschema:"several repositories: alias -> error"`
+	Errors          map[string]string        `json:"errors,omitempty" jsonschema:"alias -> error"`
 	ResultsByRepo   map[string]repoFileGroup `json:"results_by_repo,omitempty"`
 }
 
@@ -109,7 +109,7 @@ type browseIn struct {
 type structure struct {
 	Path      string      `json:"path"`
 	Files     []fileEntry `json:"files"`
-	Total     int         `json:"total" jsonschema:"files matching before the limit"`
+	Total     int         `json:"total" jsonschema:"matches before the limit"`
 	Returned  int         `json:"returned"`
 	Truncated bool        `json:"truncated"`
 }
@@ -141,7 +141,7 @@ type treeOut struct {
 	TotalDirectories int            `json:"total_directories"`
 	TotalFiles       int            `json:"total_files"`
 	MaxDepthReached  bool           `json:"max_depth_reached"`
-	RootPath         string         `json:"root_path" jsonschema:"the listed directory, relative to the repository root"`
+	RootPath         string         `json:"root_path"`
 }
 
 func fileTools(d *Deps) []*mcp.Tool {

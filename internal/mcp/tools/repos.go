@@ -14,12 +14,12 @@ import (
 )
 
 type globalRepo struct {
-	Alias         string `json:"alias" jsonschema:"the name to read it by, ALIAS-global"`
-	RepoName      string `json:"repo_name" jsonschema:"the golden repository's base alias"`
+	Alias         string `json:"alias"`
+	RepoName      string `json:"repo_name"`
 	URL           string `json:"url"`
 	DefaultBranch string `json:"default_branch"`
-	State         string `json:"state" jsonschema:"ready, cloning, refreshing, ..."`
-	Commit        string `json:"commit" jsonschema:"commit being served"`
+	State         string `json:"state"`
+	Commit        string `json:"commit"`
 	LastRefresh   string `json:"last_refresh"`
 }
 
