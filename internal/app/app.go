@@ -16,13 +16,16 @@ import (
 
 	cauth "github.com/cidx/cidx/internal/auth"
 	"github.com/cidx/cidx/internal/config"
+	"github.com/cidx/cidx/internal/embed"
 	"github.com/cidx/cidx/internal/files"
 	"github.com/cidx/cidx/internal/gitcli"
 	"github.com/cidx/cidx/internal/health"
+	"github.com/cidx/cidx/internal/index"
 	"github.com/cidx/cidx/internal/jobs"
 	"github.com/cidx/cidx/internal/mcp"
 	"github.com/cidx/cidx/internal/mcp/tools"
 	"github.com/cidx/cidx/internal/repos"
+	"github.com/cidx/cidx/internal/search"
 	"github.com/cidx/cidx/internal/store"
 )
 
@@ -41,6 +44,8 @@ type App struct {
 	Files    *files.Service
 	Health   *health.Checker
 	Registry *mcp.Registry
+	Index    *index.Manager
+	Search   *search.Service
 	Log      *slog.Logger
 }
 
@@ -66,6 +71,16 @@ func Open(ctx context.Context, dataDir string, log *slog.Logger) (*App, error) {
 		db.Close()
 		return nil, err
 	}
+	e := file.Embedding
+	emb, err := embed.New(embed.Config{Provider: e.Provider, URL: e.URL, Model: e.Model, APIKey: e.Key(), Dimensions: e.Dimensions, BatchSize: e.BatchSize, Concurrency: e.Concurrency})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("embedding configuration: %w", err)
+	}
+	ic := file.Index
+	a.Index = index.NewManager(db, gitcli.Default, dataDir, emb, index.Config{MaxFileBytes: ic.MaxFileBytes, Exclude: ic.Exclude, IndexGenerated: ic.IndexGenerated, Int8Vectors: ic.Int8Vectors}, log)
+	a.Repos.SetIndexer(a.Index)
+	a.Search = search.NewService(a.Repos, a.Index)
 	a.Files = files.NewService(a.Repos, func(ctx context.Context) (files.Budget, error) {
 		s, err := a.Settings.Get(ctx)
 		return files.Budget{MaxTokens: s.MaxTokensPerRequest, CharsPerToken: s.CharsPerToken}, err
@@ -73,7 +88,7 @@ func Open(ctx context.Context, dataDir string, log *slog.Logger) (*App, error) {
 	a.Health = &health.Checker{DB: db, DataDir: dataDir, Jobs: a.Jobs, Started: time.Now()}
 	a.Registry = mcp.NewRegistry()
 	if err := tools.Register(&tools.Deps{Auth: a.Auth, Repos: a.Repos, Jobs: a.Jobs, Settings: a.Settings, Files: a.Files,
-		Health: a.Health, Registry: a.Registry, Version: Version}); err != nil {
+		Health: a.Health, Registry: a.Registry, Search: a.Search, Index: a.Index, Version: Version}); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -84,7 +99,7 @@ func Open(ctx context.Context, dataDir string, log *slog.Logger) (*App, error) {
 func (a *App) Close() error { return a.DB.Close() }
 
 // Instructions are sent to MCP clients when they connect.
-const Instructions = `cidx gives governed access to git repositories. Repositories are read as ALIAS-global (list_global_repos); cidx-meta-global holds one ALIAS.md description per repository. Read files with get_file_content (token-bounded pages: follow metadata.next_offset), explore with directory_tree and browse_directory. whoami shows your role; cidx_quick_reference(tool=NAME) gives any tool's full document (also resource cidx://docs/tools/NAME). A failed call returns isError with {success:false, error, hint}.`
+const Instructions = `cidx gives governed access to git repositories. Repositories are read as ALIAS-global (list_global_repos); cidx-meta-global holds one ALIAS.md description per repository. Find code with search_code (by meaning or words) and regex_search (exact); read files with get_file_content (token-bounded pages: follow metadata.next_offset), explore with directory_tree and browse_directory. whoami shows your role; cidx_quick_reference(tool=NAME) gives any tool's full document (also resource cidx://docs/tools/NAME). A failed call returns isError with {success:false, error, hint}.`
 
 // MCPServer builds the MCP server. defaultUser is who runs requests that
 // carry no verified token (stdio, or anonymous local HTTP); "" refuses them.

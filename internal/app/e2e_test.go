@@ -299,6 +299,11 @@ var harmlessArgs = map[string]map[string]any{
 	"check_health":          {},
 	"get_global_config":     {},
 	"set_global_config":     {"refresh_interval": 3600},
+	"search_code":           {"query_text": "greets people", "repository_alias": "demo-global"},
+	"regex_search":          {"pattern": "func main", "repository_alias": "demo-global"},
+	"get_file_chunk":        {"repository_alias": "demo-global", "chunk_id": "0000"},
+	"trigger_reindex":       {"repository_alias": "nonexistent"},
+	"get_index_status":      {"repository_alias": "demo-global"},
 }
 
 func TestPermissionsForEveryToolAndRole(t *testing.T) {

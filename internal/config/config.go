@@ -47,9 +47,40 @@ func DataDir(flag string) (string, error) {
 
 // File is the shape of DATA_DIR/config.yaml.
 type File struct {
-	HTTP     string   `yaml:"http"`
-	BaseURL  string   `yaml:"base_url"`
-	Settings Settings `yaml:",inline"`
+	HTTP      string    `yaml:"http"`
+	BaseURL   string    `yaml:"base_url"`
+	Settings  Settings  `yaml:",inline"`
+	Embedding Embedding `yaml:"embedding"`
+	Index     Index     `yaml:"index"`
+}
+
+// Embedding selects the embedder. The key is best given through the
+// environment variable named by api_key_env, so the file holds no secret.
+type Embedding struct {
+	Provider    string `yaml:"provider"` // builtin (default), openai, voyage
+	URL         string `yaml:"url"`
+	Model       string `yaml:"model"`
+	APIKey      string `yaml:"api_key"`
+	APIKeyEnv   string `yaml:"api_key_env"`
+	Dimensions  int    `yaml:"dimensions"`
+	BatchSize   int    `yaml:"batch_size"`
+	Concurrency int    `yaml:"concurrency"`
+}
+
+// Key returns the API key: from the environment variable if one is named.
+func (e Embedding) Key() string {
+	if e.APIKeyEnv != "" {
+		return os.Getenv(e.APIKeyEnv)
+	}
+	return e.APIKey
+}
+
+// Index says what gets indexed (see the index package).
+type Index struct {
+	MaxFileBytes   int64    `yaml:"max_file_bytes"`
+	Exclude        []string `yaml:"exclude"`
+	IndexGenerated bool     `yaml:"index_generated"`
+	Int8Vectors    bool     `yaml:"int8_vectors"`
 }
 
 // Settings are the values an admin can change while the server runs.

@@ -150,3 +150,18 @@ func (e *Error) UserMessage() string { return e.Message }
 
 // UserHint says what to do instead.
 func (e *Error) UserHint() string { return e.Hint }
+
+// Matcher is a compiled path glob with the semantics of List's Pattern (a
+// glob without "/" matches the file name at any depth, "**" spans
+// directories), for callers that filter paths themselves.
+type Matcher struct{ g glob }
+
+// CompileGlob compiles pattern.
+func CompileGlob(pattern string) Matcher { return Matcher{compileGlob(pattern)} }
+
+// Match reports whether the clean relative path p matches.
+func (m Matcher) Match(p string) bool { return m.g.match(p) }
+
+// LanguageMatches reports whether the file p is in language want, given as
+// a language name ("python") or an extension ("py", ".py").
+func LanguageMatches(p, want string) bool { return languageMatches(p, want) }

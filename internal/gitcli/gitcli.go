@@ -305,3 +305,38 @@ func (r *Runner) UpdateRef(ctx context.Context, gitDir, ref, commit string) erro
 	_, err := r.Run(ctx, "", "--git-dir="+gitDir, "update-ref", ref, commit)
 	return err
 }
+
+// TreeEntry is one file of a commit's tree.
+type TreeEntry struct {
+	Mode string
+	Blob string
+	Size int64
+	Path string
+}
+
+// ListTree returns the regular files (not symlinks or submodules) of
+// commit, with their blob ids and sizes.
+func (r *Runner) ListTree(ctx context.Context, gitDir, commit string) ([]TreeEntry, error) {
+	out, err := r.Run(ctx, "", "--git-dir="+gitDir, "ls-tree", "-r", "-l", "-z", "--full-tree", "--end-of-options", commit)
+	if err != nil {
+		return nil, err
+	}
+	var entries []TreeEntry
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
+		if !ok {
+			return nil, fmt.Errorf("git ls-tree: unexpected record %q", rec)
+		}
+		f := strings.Fields(string(meta))
+		if len(f) != 4 || f[1] != "blob" || (f[0] != "100644" && f[0] != "100755") {
+			continue
+		}
+		var size int64
+		fmt.Sscan(f[3], &size)
+		entries = append(entries, TreeEntry{Mode: f[0], Blob: f[2], Size: size, Path: string(path)})
+	}
+	return entries, nil
+}

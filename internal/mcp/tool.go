@@ -68,6 +68,7 @@ func New[In, Out any](name, category string, perm auth.Permission, ann sdk.ToolA
 	if out.Properties == nil {
 		out.Properties = map[string]*jsonschema.Schema{}
 	}
+	shallow(out)
 	out.Required = []string{"success"}
 	// No descriptions: these two repeat in every tool, and the server's
 	// instructions explain the error payload once.
@@ -90,6 +91,17 @@ func New[In, Out any](name, category string, perm auth.Permission, ann sdk.ToolA
 		return h(ctx, c, v)
 	}
 	return t
+}
+
+// shallow keeps an output schema's top-level properties with their types
+// and descriptions, and drops what nested objects and arrays contain: the
+// output schema is paid for in every conversation's tools/list, while the
+// full shapes are in each tool's document (cidx_quick_reference) and in the
+// results themselves.
+func shallow(s *jsonschema.Schema) {
+	for _, p := range s.Properties {
+		p.Properties, p.Items, p.AdditionalProperties, p.Required, p.PropertyNames = nil, nil, nil, nil, nil
+	}
 }
 
 // Input lets a tool adjust its inferred input schema (ranges, enums,

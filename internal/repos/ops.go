@@ -139,6 +139,10 @@ func (s *Service) runAdd(ctx context.Context, raw json.RawMessage, progress jobs
 	}
 	s.setState(ctx, g.Alias, StateCloning, "")
 	res, err := s.add(ctx, g, progress)
+	var ie *indexError
+	if errors.As(err, &ie) {
+		return nil, fmt.Errorf("repository '%s' is readable but its search index failed: %w (retry with trigger_reindex)", g.Alias, ie.err)
+	}
 	if err != nil {
 		// Leave nothing behind: the alias can be added again at once.
 		os.RemoveAll(s.repoDir(g.Alias))
@@ -171,13 +175,16 @@ func (s *Service) add(ctx context.Context, g Golden, progress jobs.Progress) (*A
 	if err != nil {
 		return nil, err
 	}
-	progress(80, "indexing")
 	if err := s.publish(ctx, g.Alias, commit, stats); err != nil {
 		return nil, err
 	}
-	progress(90, "updating the catalog")
+	progress(60, "updating the catalog")
 	if err := s.writeCatalog(ctx, g.Alias); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	if err := s.index(ctx, g.Alias, commit, false, progress, 62); err != nil {
+		// The repository is readable; only search is missing. Keep it.
+		return nil, &indexError{err}
 	}
 	return &AddResult{Alias: g.Alias, Commit: commit, Files: stats.Files, Changed: true,
 		Message: fmt.Sprintf("Golden repository '%s' added; read it as '%s'", g.Alias, g.GlobalAlias())}, nil
@@ -269,16 +276,86 @@ func (s *Service) refresh(ctx context.Context, g Golden, progress jobs.Progress)
 	if err != nil {
 		return nil, err
 	}
-	progress(80, "indexing")
 	if err := s.publish(ctx, g.Alias, tip, stats); err != nil {
 		return nil, err
 	}
-	s.pruneSnapshots(g.Alias, tip, g.Commit)
-	progress(90, "updating the catalog")
+	progress(60, "updating the catalog")
 	if err := s.writeCatalog(ctx, g.Alias); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
+	if err := s.index(ctx, g.Alias, tip, false, progress, 62); err != nil {
+		// Old snapshots stay: the index still published may point at them.
+		return nil, fmt.Errorf("updated to %s, but indexing it failed (get_index_status tells what search serves): %w", tip[:12], err)
+	}
+	// The index now reads tip; the previous snapshot stays for reads
+	// that resolved it just before the switch.
+	s.pruneSnapshots(g.Alias, tip, g.Commit)
 	return &AddResult{Alias: g.Alias, Commit: tip, Files: stats.Files, Changed: true, Message: fmt.Sprintf("updated to %s", tip[:12])}, nil
+}
+
+// indexError marks a failure of the index step, after the repository
+// itself was published.
+type indexError struct{ err error }
+
+func (e *indexError) Error() string { return e.err.Error() }
+
+// index builds the search index of commit, reporting progress from
+// `from` to 99.
+func (s *Service) index(ctx context.Context, alias, commit string, full bool, progress jobs.Progress, from int) error {
+	if s.indexer == nil {
+		return nil
+	}
+	return s.indexer.IndexCommit(ctx, alias, commit, s.snapshotDir(alias, commit), s.gitDir(alias), full, func(p int, msg string) {
+		progress(from+p*(99-from)/100, msg)
+	})
+}
+
+// Reindex queues a job that rebuilds alias's search index at its current
+// commit; full ignores the previous build.
+func (s *Service) Reindex(ctx context.Context, user, alias string, full bool) (jobs.Job, error) {
+	if ValidateAlias(alias) != nil {
+		if base, ok := strings.CutSuffix(alias, GlobalSuffix); ok && ValidateAlias(base) == nil {
+			alias = base
+		}
+	}
+	g, err := s.Get(ctx, alias)
+	if err != nil {
+		return jobs.Job{}, err
+	}
+	res, err := s.exec(ctx, "UPDATE repos SET state = ? WHERE alias = ? AND state = ?", StateRefreshing, alias, StateReady)
+	if err != nil {
+		return jobs.Job{}, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return jobs.Job{}, &Error{Message: fmt.Sprintf("repository '%s' is busy (state: %s)", alias, g.State), Hint: "wait for the running job to finish (get_job_details), then try again"}
+	}
+	j, err := s.jobs.Submit(ctx, OpReindex, user, reindexParams{Alias: alias, Full: full})
+	if err != nil {
+		s.setState(ctx, alias, StateReady, "")
+		return jobs.Job{}, err
+	}
+	return j, nil
+}
+
+type reindexParams struct {
+	Alias string `json:"alias"`
+	Full  bool   `json:"full"`
+}
+
+func (s *Service) runReindex(ctx context.Context, raw json.RawMessage, progress jobs.Progress) (any, error) {
+	var p reindexParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, err
+	}
+	g, err := s.Get(ctx, p.Alias)
+	if err != nil {
+		return nil, err
+	}
+	defer s.setState(ctx, g.Alias, StateReady, "")
+	if err := s.index(ctx, g.Alias, g.Commit, p.Full, progress, 1); err != nil {
+		return nil, err
+	}
+	return &AddResult{Alias: g.Alias, Commit: g.Commit, Files: g.Stats.Files, Changed: true, Message: "reindexed at " + short(g.Commit)}, nil
 }
 
 // pruneSnapshots deletes snapshots other than the listed ones. The previous
@@ -315,6 +392,11 @@ func (s *Service) runRemove(ctx context.Context, raw json.RawMessage, progress j
 		return nil, err
 	}
 	progress(10, "removing the catalog entry")
+	if s.indexer != nil {
+		if err := s.indexer.Forget(ctx, p.Alias); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.Remove(filepath.Join(s.meta, p.Alias+".md")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

@@ -44,7 +44,14 @@ const (
 	OpAdd     = "add_golden_repo"
 	OpRemove  = "remove_golden_repo"
 	OpRefresh = "refresh_golden_repo"
+	OpReindex = "reindex"
 )
+
+// Indexer builds a repository's search index; the index package provides it.
+type Indexer interface {
+	IndexCommit(ctx context.Context, alias, commit, snapshot, gitDir string, full bool, progress func(int, string)) error
+	Forget(ctx context.Context, alias string) error
+}
 
 // Repository states.
 const (
@@ -96,7 +103,11 @@ type Service struct {
 	// current caches (commit, state) per alias for a second: every read
 	// resolves its alias. Changes made in this process forget it at once.
 	current *store.Cache[string, [2]string]
+	indexer Indexer
 }
+
+// SetIndexer makes add, refresh and reindex jobs build the search index.
+func (s *Service) SetIndexer(ix Indexer) { s.indexer = ix }
 
 // NewService returns a Service storing repositories under dataDir and
 // registers its job types with jm.
@@ -111,6 +122,7 @@ func NewService(db *store.DB, jm *jobs.Manager, git *gitcli.Runner, dataDir stri
 	jm.Register(OpAdd, s.runAdd)
 	jm.Register(OpRefresh, s.runRefresh)
 	jm.Register(OpRemove, s.runRemove)
+	jm.Register(OpReindex, s.runReindex)
 	return s, nil
 }
 
@@ -370,3 +382,10 @@ func (s *Service) exec(ctx context.Context, q string, args ...any) (sql.Result, 
 	s.current.Forget()
 	return res, err
 }
+
+// SnapshotDir is where the tree of commit of golden repository alias is
+// checked out (it exists while the commit is served or was just replaced).
+func (s *Service) SnapshotDir(alias, commit string) string { return s.snapshotDir(alias, commit) }
+
+// GitDir is the bare clone of golden repository alias.
+func (s *Service) GitDir(alias string) string { return s.gitDir(alias) }

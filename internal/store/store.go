@@ -94,6 +94,19 @@ var migrations = []string{
 		key   TEXT PRIMARY KEY,
 		value TEXT NOT NULL
 	);`,
+	// The search index of each golden repository: the build directory
+	// readers use (swapped atomically), and whether its vectors are ready.
+	`CREATE TABLE indexes (
+		alias         TEXT PRIMARY KEY,
+		dir           TEXT NOT NULL DEFAULT '',
+		commit_id     TEXT NOT NULL DEFAULT '',
+		embedder      TEXT NOT NULL DEFAULT '',
+		vectors_ready INTEGER NOT NULL DEFAULT 0,
+		state         TEXT NOT NULL DEFAULT 'none',
+		error         TEXT NOT NULL DEFAULT '',
+		built_at      TEXT,
+		manifest      TEXT NOT NULL DEFAULT '{}'
+	);`,
 }
 
 // Open opens (creating if needed) the database at path and migrates it.

@@ -12,9 +12,11 @@ import (
 	"github.com/cidx/cidx/internal/config"
 	"github.com/cidx/cidx/internal/files"
 	"github.com/cidx/cidx/internal/health"
+	"github.com/cidx/cidx/internal/index"
 	"github.com/cidx/cidx/internal/jobs"
 	"github.com/cidx/cidx/internal/mcp"
 	"github.com/cidx/cidx/internal/repos"
+	"github.com/cidx/cidx/internal/search"
 )
 
 // Deps are the services the tools call.
@@ -25,6 +27,8 @@ type Deps struct {
 	Settings *config.Service
 	Files    *files.Service
 	Health   *health.Checker
+	Search   *search.Service
+	Index    *index.Manager
 	Registry *mcp.Registry
 	Version  string
 }
@@ -50,8 +54,9 @@ func Register(d *Deps) error {
 	all := [][]*mcp.Tool{
 		helpTools(d),
 		userTools(d),
-		searchTools(d),
+		append([]*mcp.Tool{searchCodeTool(d), regexTool(d)}, searchTools(d)...),
 		fileTools(d),
+		indexTools(d),
 		goldenTools(d),
 		systemTools(d),
 	}

@@ -1,0 +1,145 @@
+package app_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/cidx/cidx/internal/auth"
+	"github.com/cidx/cidx/internal/testutil"
+)
+
+func results(t *testing.T, out map[string]any) []map[string]any {
+	t.Helper()
+	r := out["results"].(map[string]any)
+	var hits []map[string]any
+	list, _ := r["results"].([]any)
+	for _, h := range list {
+		hits = append(hits, h.(map[string]any))
+	}
+	return hits
+}
+
+func TestSearchCodeModesAndFilters(t *testing.T) {
+	e := setup(t)
+	cs := e.connect(t, auth.NormalUser, "")
+	for _, mode := range []string{"fts", "semantic", "hybrid"} {
+		out := mustCall(t, cs, "search_code", map[string]any{"query_text": "hello returns hi", "repository_alias": "demo-global", "search_mode": mode})
+		hits := results(t, out)
+		if len(hits) == 0 {
+			t.Fatalf("%s: no results: %v", mode, out)
+		}
+		if hits[0]["file_path"] != "src/app.py" {
+			t.Errorf("%s: top hit %v, want src/app.py", mode, hits[0]["file_path"])
+		}
+		meta := out["results"].(map[string]any)["query_metadata"].(map[string]any)
+		repos := meta["repositories"].([]any)
+		info := repos[0].(map[string]any)
+		head := strings.TrimSpace(testutil.Git(t, e.src, "rev-parse", "HEAD"))
+		if info["commit"] != head || info["stale"] != false || info["vectors_ready"] != true || info["effective_mode"] != mode {
+			t.Errorf("%s: repository info %v", mode, info)
+		}
+		// Every filter works in every mode.
+		out = mustCall(t, cs, "search_code", map[string]any{"query_text": "hello returns hi", "repository_alias": "demo-global", "search_mode": mode, "language": "go"})
+		for _, h := range results(t, out) {
+			if !strings.HasSuffix(h["file_path"].(string), ".go") {
+				t.Errorf("%s: language=go returned %v", mode, h["file_path"])
+			}
+		}
+		out = mustCall(t, cs, "search_code", map[string]any{"query_text": "hello returns hi", "repository_alias": "demo-global", "search_mode": mode, "exclude_path": "src/**"})
+		for _, h := range results(t, out) {
+			if strings.HasPrefix(h["file_path"].(string), "src/") {
+				t.Errorf("%s: exclude_path returned %v", mode, h["file_path"])
+			}
+		}
+		out = mustCall(t, cs, "search_code", map[string]any{"query_text": "hello returns hi", "repository_alias": "demo-global", "search_mode": mode, "file_extensions": []any{".ts"}})
+		for _, h := range results(t, out) {
+			if !strings.HasSuffix(h["file_path"].(string), ".ts") {
+				t.Errorf("%s: file_extensions returned %v", mode, h["file_path"])
+			}
+		}
+	}
+	// Temporal parameters are refused, not ignored.
+	if out, isErr := call(t, cs, "search_code", map[string]any{"query_text": "x", "at_commit": "HEAD"}); !isErr || !strings.Contains(out["error"].(string), "at_commit") {
+		t.Errorf("temporal parameter: %v", out)
+	}
+	// Several repositories: a missing one is reported, not dropped.
+	out := mustCall(t, cs, "search_code", map[string]any{"query_text": "hello", "repository_alias": []any{"demo-global", "missing-global"}, "search_mode": "fts"})
+	errs := out["results"].(map[string]any)["errors"].(map[string]any)
+	if errs["missing-global"] == nil {
+		t.Errorf("missing repository not reported: %v", out)
+	}
+}
+
+func TestRegexSearchChunksAndIndexStatus(t *testing.T) {
+	e := setup(t)
+	cs := e.connect(t, auth.NormalUser, "")
+	out := mustCall(t, cs, "regex_search", map[string]any{"repository_alias": "demo-global", "pattern": `func \w+\(\)`, "context_lines": 1})
+	m := out["matches"].([]any)
+	if len(m) != 1 {
+		t.Fatalf("regex matches: %v", out)
+	}
+	first := m[0].(map[string]any)
+	if first["file_path"] != "main.go" || first["line_number"].(float64) != 5 || first["column"].(float64) != 1 {
+		t.Errorf("match: %v", first)
+	}
+	out = mustCall(t, cs, "regex_search", map[string]any{"repository_alias": "demo-global", "pattern": "HELLO", "case_sensitive": false, "include_patterns": []any{"*.py"}})
+	if len(out["matches"].([]any)) != 1 {
+		t.Errorf("case-insensitive with include: %v", out)
+	}
+	if res, isErr := call(t, cs, "regex_search", map[string]any{"repository_alias": "demo-global", "pattern": "("}); !isErr {
+		t.Errorf("invalid regex accepted: %v", res)
+	}
+
+	// A chunk id from a search result resolves to the chunk.
+	sr := mustCall(t, cs, "search_code", map[string]any{"query_text": "hello", "repository_alias": "demo-global", "search_mode": "fts"})
+	id := results(t, sr)[0]["chunk_id"].(string)
+	ch := mustCall(t, cs, "get_file_chunk", map[string]any{"repository_alias": "demo-global", "chunk_id": id, "include_embedding": true})["chunk"].(map[string]any)
+	if !strings.Contains(ch["content"].(string), "def hello") || ch["embedding"].(map[string]any)["status"] != "ready" || ch["file_version_id"] == "" {
+		t.Errorf("chunk: %v", ch)
+	}
+	if res, isErr := call(t, cs, "get_file_chunk", map[string]any{"repository_alias": "demo-global", "chunk_id": "nope"}); !isErr {
+		t.Errorf("unknown chunk: %v", res)
+	}
+
+	st := mustCall(t, cs, "get_index_status", map[string]any{"repository_alias": "demo-global"})
+	if st["state"] != "ready" || st["vectors_ready"] != true || st["fts"].(map[string]any)["status"] != "up_to_date" {
+		t.Errorf("index status: %v", st)
+	}
+	man := st["manifest"].(map[string]any)
+	if man["skipped"].(map[string]any)["binary"].(float64) != 1 {
+		t.Errorf("bin.dat should be skipped as binary: %v", man["skipped"])
+	}
+
+	// An admin rebuilds it from scratch; searching keeps working meanwhile.
+	admin := e.connect(t, auth.Admin, "")
+	rj := mustCall(t, admin, "trigger_reindex", map[string]any{"repository_alias": "demo-global", "clear": true})
+	if job := waitJob(t, admin, rj["job_id"].(string)); job["status"] != "completed" {
+		t.Fatalf("reindex job: %v", job)
+	}
+	if len(results(t, mustCall(t, cs, "search_code", map[string]any{"query_text": "hello", "repository_alias": "demo-global"}))) == 0 {
+		t.Fatal("no results after reindex")
+	}
+}
+
+func TestRefreshIsIncrementalAndSearchFollows(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	testutil.Commit(t, e.src, "add retry", map[string]string{"src/retry.go": "package src\n\n// retryRequest sends the request again with exponential backoff.\nfunc retryRequest() {}\n"})
+	j, err := e.a.Repos.Refresh(ctx, "admin", "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done, err := e.a.Jobs.RunNow(ctx, j.ID); err != nil || done.Status != "completed" {
+		t.Fatalf("refresh: %v %v", done, err)
+	}
+	st, _ := e.a.Index.Status(ctx, "demo")
+	if !st.Manifest.Incremental || st.Manifest.ReadFiles != 1 || st.Manifest.ReusedFiles < 5 {
+		t.Errorf("refresh was not incremental: %+v", st.Manifest)
+	}
+	cs := e.connect(t, auth.NormalUser, "")
+	hits := results(t, mustCall(t, cs, "search_code", map[string]any{"query_text": "exponential backoff", "repository_alias": "demo-global", "search_mode": "fts"}))
+	if len(hits) == 0 || hits[0]["file_path"] != "src/retry.go" {
+		t.Fatalf("new file not found after refresh: %v", hits)
+	}
+}

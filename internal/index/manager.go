@@ -1,0 +1,406 @@
+package index
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cidx/cidx/internal/embed"
+	"github.com/cidx/cidx/internal/gitcli"
+	"github.com/cidx/cidx/internal/store"
+)
+
+// Manager builds, publishes and opens the indexes of golden repositories.
+type Manager struct {
+	db       *store.DB
+	git      *gitcli.Runner
+	reposDir string // DATA_DIR/repos
+	emb      embed.Embedder
+	cfg      Config
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	readers map[string]*Reader // by build directory
+	current *store.Cache[string, row]
+	locks   sync.Map // alias -> *sync.Mutex: one build per repository at a time
+}
+
+// NewManager returns a Manager storing builds under dataDir/repos/ALIAS/index.
+func NewManager(db *store.DB, git *gitcli.Runner, dataDir string, emb embed.Embedder, cfg Config, log *slog.Logger) *Manager {
+	return &Manager{db: db, git: git, reposDir: filepath.Join(dataDir, "repos"), emb: emb, cfg: cfg.withDefaults(), log: log,
+		readers: map[string]*Reader{}, current: store.NewCache[string, row](time.Second, 10000)}
+}
+
+// Embedder is the embedder new builds use.
+func (m *Manager) Embedder() embed.Embedder { return m.emb }
+
+// row is a repository's published index.
+type row struct {
+	Dir, Commit, Embedder, State, Error, BuiltAt string
+	VectorsReady                                 bool
+	Manifest                                     Manifest
+}
+
+func (m *Manager) indexDir(alias string) string { return filepath.Join(m.reposDir, alias, "index") }
+
+func (m *Manager) load(ctx context.Context, alias string) (row, error) {
+	return m.current.Get(alias, func() (row, error) {
+		var r row
+		var vr int
+		var man string
+		var built sql.NullString
+		err := m.db.QueryRowFast(ctx, "SELECT dir, commit_id, embedder, vectors_ready, state, error, built_at, manifest FROM indexes WHERE alias = ?", alias).
+			Scan(&r.Dir, &r.Commit, &r.Embedder, &vr, &r.State, &r.Error, &built, &man)
+		if errors.Is(err, sql.ErrNoRows) {
+			return row{State: "none"}, nil
+		}
+		r.VectorsReady = vr == 1
+		r.BuiltAt = built.String
+		json.Unmarshal([]byte(man), &r.Manifest)
+		return r, err
+	})
+}
+
+func (m *Manager) exec(ctx context.Context, q string, args ...any) error {
+	_, err := m.db.ExecContext(context.WithoutCancel(ctx), q, args...)
+	m.current.Forget()
+	return err
+}
+
+// Index builds the index of commit (checked out at snapshot) for alias and
+// publishes it: the lexical parts first, then the vectors. full ignores
+// the previous build. Progress goes from 0 to 100.
+func (m *Manager) Index(ctx context.Context, alias, commit, snapshot, gitDir string, full bool, progress Progress) (*Manifest, error) {
+	lk, _ := m.locks.LoadOrStore(alias, &sync.Mutex{})
+	lk.(*sync.Mutex).Lock()
+	defer lk.(*sync.Mutex).Unlock()
+
+	prev, err := m.load(ctx, alias)
+	if err != nil {
+		return nil, err
+	}
+	prevDir := ""
+	if !full && prev.Dir != "" {
+		if _, err := os.Stat(filepath.Join(m.indexDir(alias), prev.Dir, "chunks.db")); err == nil {
+			prevDir = filepath.Join(m.indexDir(alias), prev.Dir)
+		}
+	}
+	if err := m.exec(ctx, `INSERT INTO indexes(alias, state) VALUES(?, 'building') ON CONFLICT(alias) DO UPDATE SET state = 'building', error = ''`, alias); err != nil {
+		return nil, err
+	}
+	name := short(commit) + "-" + strings.ToLower(rand.Text()[:6])
+	out := filepath.Join(m.indexDir(alias), name)
+	if err := os.MkdirAll(m.indexDir(alias), 0o755); err != nil {
+		return nil, err
+	}
+	man, err := m.buildLexical(ctx, buildRequest{snapshot: snapshot, gitDir: gitDir, commit: commit, out: out, prev: prevDir}, func(p int, msg string) {
+		progress(p*70/100, msg)
+	})
+	if err != nil {
+		state := "ready"
+		if prev.Dir == "" {
+			state = "failed"
+		}
+		m.exec(ctx, "UPDATE indexes SET state = ?, error = ? WHERE alias = ?", state, err.Error(), alias)
+		return nil, err
+	}
+	man.Embedder, man.Dim = m.emb.ID(), m.emb.Dim()
+	// Publish the lexical index at once only when semantic search has
+	// nothing better to serve meanwhile; otherwise keep the previous build
+	// (with its vectors) until this one is complete.
+	if prev.Dir == "" || !prev.VectorsReady {
+		if err := m.publish(ctx, alias, name, man, false); err != nil {
+			return nil, err
+		}
+		progress(72, "lexical index published; computing embeddings")
+	} else {
+		progress(72, "computing embeddings")
+	}
+	if err := m.buildVectors(ctx, out, prevDir, prev, snapshot, man, func(p int, msg string) {
+		progress(72+p*27/100, msg)
+	}); err != nil {
+		// Search keeps working on what is published; the status says why
+		// vectors are missing.
+		m.exec(ctx, "UPDATE indexes SET state = 'ready', error = ? WHERE alias = ?", "embeddings: "+err.Error(), alias)
+		return man, fmt.Errorf("embeddings: %w", err)
+	}
+	man.DiskBytes = dirSize(out)
+	writeManifest(out, man)
+	if err := m.publish(ctx, alias, name, man, true); err != nil {
+		return nil, err
+	}
+	m.prune(alias, name, prev.Dir)
+	return man, nil
+}
+
+func (m *Manager) publish(ctx context.Context, alias, dir string, man *Manifest, vectors bool) error {
+	b, _ := json.Marshal(man)
+	vr := 0
+	if vectors {
+		vr = 1
+	}
+	return m.exec(ctx, `UPDATE indexes SET dir = ?, commit_id = ?, embedder = ?, vectors_ready = ?, state = 'ready', error = '', built_at = ?, manifest = ? WHERE alias = ?`,
+		dir, man.Commit, man.Embedder, vr, man.BuiltAt, string(b), alias)
+}
+
+// prune removes builds other than the current and the previous one (kept
+// for searches that opened it just before the switch), and leftovers of
+// interrupted builds.
+func (m *Manager) prune(alias string, keep ...string) {
+	entries, _ := os.ReadDir(m.indexDir(alias))
+	for _, e := range entries {
+		if !e.IsDir() || containsName(keep, e.Name()) {
+			continue
+		}
+		dir := filepath.Join(m.indexDir(alias), e.Name())
+		m.mu.Lock()
+		if r := m.readers[dir]; r != nil {
+			delete(m.readers, dir)
+			r.release()
+		}
+		m.mu.Unlock()
+		os.RemoveAll(dir)
+	}
+}
+
+func containsName(list []string, s string) bool {
+	for _, x := range list {
+		if x == s && s != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Forget drops alias's index record (its files go with the repository).
+func (m *Manager) Forget(ctx context.Context, alias string) error {
+	m.mu.Lock()
+	for dir, r := range m.readers {
+		if strings.HasPrefix(dir, m.indexDir(alias)+string(os.PathSeparator)) {
+			delete(m.readers, dir)
+			r.release()
+		}
+	}
+	m.mu.Unlock()
+	return m.exec(ctx, "DELETE FROM indexes WHERE alias = ?", alias)
+}
+
+// Status is what get_index_status reports.
+type Status struct {
+	State        string    `json:"state"` // none, building, ready, failed
+	Commit       string    `json:"commit"`
+	VectorsReady bool      `json:"vectors_ready"`
+	Embedder     string    `json:"embedder"`
+	BuiltAt      string    `json:"built_at"`
+	Error        string    `json:"error,omitempty"`
+	Manifest     *Manifest `json:"manifest,omitempty"`
+}
+
+// Status returns alias's index state.
+func (m *Manager) Status(ctx context.Context, alias string) (Status, error) {
+	r, err := m.load(ctx, alias)
+	if err != nil {
+		return Status{}, err
+	}
+	st := Status{State: r.State, Commit: r.Commit, VectorsReady: r.VectorsReady, Embedder: r.Embedder, BuiltAt: r.BuiltAt, Error: r.Error}
+	if r.Dir != "" {
+		man := r.Manifest
+		st.Manifest = &man
+	}
+	return st, nil
+}
+
+// ErrNotIndexed is returned when a repository has no published index.
+var ErrNotIndexed = errors.New("not indexed")
+
+// Open returns a reader of alias's published index. Call Release when done.
+func (m *Manager) Open(ctx context.Context, alias string) (*Reader, error) {
+	r, err := m.load(ctx, alias)
+	if err != nil {
+		return nil, err
+	}
+	if r.Dir == "" {
+		if r.State == "building" {
+			return nil, fmt.Errorf("%w: the first index of %s is being built; try again when its job has completed", ErrNotIndexed, alias)
+		}
+		return nil, fmt.Errorf("%w: %s has no index (state %s)", ErrNotIndexed, alias, r.State)
+	}
+	dir := filepath.Join(m.indexDir(alias), r.Dir)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rd := m.readers[dir]
+	if rd == nil || rd.vecs == nil && r.VectorsReady {
+		if rd != nil {
+			delete(m.readers, dir)
+			rd.release()
+		}
+		rd, err = openReader(dir, r.VectorsReady)
+		if err != nil {
+			return nil, err
+		}
+		rd.refs.Add(1) // the cache's own reference
+		m.readers[dir] = rd
+	}
+	rd.refs.Add(1)
+	rd.Commit, rd.VectorsReady, rd.Embedder = r.Commit, r.VectorsReady && rd.vecs != nil, r.Embedder
+	return rd, nil
+}
+
+// buildVectors writes vectors.f32 of the build in dir: vectors of chunks
+// unchanged since the previous build (same embedder) are carried over by
+// content hash, the rest are embedded.
+func (m *Manager) buildVectors(ctx context.Context, dir, prevDir string, prev row, snapshot string, man *Manifest, progress Progress) error {
+	start := time.Now()
+	db, err := openChunksDB(filepath.Join(dir, "chunks.db"), true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	type ch struct {
+		rowid              int64
+		path, symbol, hash string
+		start, end         int
+	}
+	rows, err := db.QueryContext(ctx, "SELECT rowid, path, symbol, content_hash, start_offset, end_offset FROM chunks ORDER BY rowid")
+	if err != nil {
+		return err
+	}
+	var all []ch
+	for rows.Next() {
+		var c ch
+		rows.Scan(&c.rowid, &c.path, &c.symbol, &c.hash, &c.start, &c.end)
+		all = append(all, c)
+	}
+	rows.Close()
+
+	byHash := map[string][]float32{}
+	if prevDir != "" && prev.Embedder == m.emb.ID() {
+		byHash = prevVectorsByHash(ctx, prevDir)
+	}
+	var missing []int
+	seen := map[string]bool{}
+	for i, c := range all {
+		if _, ok := byHash[c.hash]; !ok && !seen[c.hash] {
+			seen[c.hash] = true
+			missing = append(missing, i)
+		}
+	}
+	root, err := os.OpenRoot(snapshot)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	// Embed in batches, reading each file once per batch.
+	const batch = 256
+	var cache struct {
+		path string
+		data []byte
+	}
+	for b := 0; b < len(missing); b += batch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		idx := missing[b:min(b+batch, len(missing))]
+		texts := make([]string, len(idx))
+		for j, i := range idx {
+			c := all[i]
+			if cache.path != c.path {
+				data, err := root.ReadFile(c.path)
+				if err != nil {
+					return fmt.Errorf("read %s: %w", c.path, err)
+				}
+				cache.path, cache.data = c.path, data
+			}
+			texts[j] = embedText(c.path, c.symbol, cache.data[min(c.start, len(cache.data)):min(c.end, len(cache.data))])
+		}
+		vecs, err := m.emb.Embed(ctx, texts, embed.Document)
+		if err != nil {
+			return err
+		}
+		for j, i := range idx {
+			byHash[all[i].hash] = vecs[j]
+		}
+		progress(100*(b+len(idx))/max(1, len(missing)), fmt.Sprintf("embedded %d of %d new chunks", b+len(idx), len(missing)))
+	}
+	out := make([]vecRow, len(all))
+	for i, c := range all {
+		out[i] = vecRow{rowid: c.rowid, v: byHash[c.hash]}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].rowid < out[j].rowid })
+	if err := writeVectors(filepath.Join(dir, "vectors.bin"), m.emb.Dim(), out, m.cfg.Int8Vectors); err != nil {
+		return err
+	}
+	man.Embedded = len(missing)
+	man.VectorsMS = time.Since(start).Milliseconds()
+	return nil
+}
+
+// embedText is what a chunk is embedded as: where it lives and what it
+// defines help as much as its body. Bodies are capped: embedders have
+// input limits and the head of a chunk carries most of its meaning.
+func embedText(path, symbol string, body []byte) string {
+	const maxBody = 6000
+	if len(body) > maxBody {
+		body = body[:maxBody]
+	}
+	var b strings.Builder
+	b.WriteString(path)
+	if symbol != "" {
+		b.WriteString(" ")
+		b.WriteString(symbol)
+	}
+	b.WriteString("\n")
+	b.Write(body)
+	return strings.ToValidUTF8(b.String(), "")
+}
+
+// prevVectorsByHash maps content hash to vector for the previous build.
+func prevVectorsByHash(ctx context.Context, prevDir string) map[string][]float32 {
+	out := map[string][]float32{}
+	v, err := openVectors(filepath.Join(prevDir, "vectors.bin"))
+	if err != nil {
+		return out
+	}
+	defer v.close()
+	db, err := openChunksDB(filepath.Join(prevDir, "chunks.db"), true)
+	if err != nil {
+		return out
+	}
+	defer db.Close()
+	hashes := map[int64]string{}
+	rows, err := db.QueryContext(ctx, "SELECT rowid, content_hash FROM chunks")
+	if err != nil {
+		return out
+	}
+	for rows.Next() {
+		var id int64
+		var h string
+		rows.Scan(&id, &h)
+		hashes[id] = h
+	}
+	rows.Close()
+	v.each(func(rowid int64, vec []float32) error {
+		if h, ok := hashes[rowid]; ok {
+			out[h] = vec
+		}
+		return nil
+	})
+	return out
+}
+
+// IndexCommit is Index for callers that need only success or failure (the
+// repos package's Indexer).
+func (m *Manager) IndexCommit(ctx context.Context, alias, commit, snapshot, gitDir string, full bool, progress func(int, string)) error {
+	_, err := m.Index(ctx, alias, commit, snapshot, gitDir, full, progress)
+	return err
+}

@@ -1,0 +1,238 @@
+package index
+
+import (
+	"bufio"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"syscall"
+	"unsafe"
+
+	"github.com/viterin/vek/vek32"
+)
+
+// The vector file holds one row per chunk, in chunk rowid order:
+//
+//	magic "CIDXVEC1" (float32) or "CIDXVEC8" (int8 + per-row scale)
+//	uint32 dim, uint32 count
+//	count x int64 chunk rowid
+//	count x (dim float32) | count x (float32 scale, dim int8)
+//
+// It is written once, then memory-mapped read-only and searched exactly.
+const (
+	magicF32 = "CIDXVEC1"
+	magicI8  = "CIDXVEC8"
+)
+
+// vecRow is one vector to write.
+type vecRow struct {
+	rowid int64
+	v     []float32
+}
+
+// writeVectors writes rows (sorted by rowid) to path atomically.
+func writeVectors(path string, dim int, rows []vecRow, quantize bool) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	magic := magicF32
+	if quantize {
+		magic = magicI8
+	}
+	w.WriteString(magic)
+	binary.Write(w, binary.LittleEndian, uint32(dim))
+	binary.Write(w, binary.LittleEndian, uint32(len(rows)))
+	for _, r := range rows {
+		binary.Write(w, binary.LittleEndian, r.rowid)
+	}
+	buf := make([]byte, 4*dim+4)
+	for _, r := range rows {
+		if len(r.v) != dim {
+			f.Close()
+			os.Remove(tmp)
+			return fmt.Errorf("vector of chunk %d has %d dimensions, want %d", r.rowid, len(r.v), dim)
+		}
+		if quantize {
+			var maxAbs float32
+			for _, x := range r.v {
+				maxAbs = max(maxAbs, float32(math.Abs(float64(x))))
+			}
+			scale := maxAbs / 127
+			if scale == 0 {
+				scale = 1
+			}
+			binary.LittleEndian.PutUint32(buf, math.Float32bits(scale))
+			for i, x := range r.v {
+				buf[4+i] = byte(int8(math.Round(float64(x / scale))))
+			}
+			w.Write(buf[:4+dim])
+			continue
+		}
+		for i, x := range r.v {
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
+		}
+		w.Write(buf[:4*dim])
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	f.Close()
+	return os.Rename(tmp, path)
+}
+
+// vectors is a memory-mapped vector file.
+type vectors struct {
+	data   []byte
+	dim    int
+	count  int
+	int8   bool
+	rowids []int64
+	f32    []float32 // count*dim, when !int8
+	rows8  []byte    // count*(4+dim), when int8
+}
+
+func openVectors(path string) (*vectors, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() < 16 {
+		return nil, errors.New("vector file too short")
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mmap %s: %w", path, err)
+	}
+	v := &vectors{data: data}
+	switch string(data[:8]) {
+	case magicF32:
+	case magicI8:
+		v.int8 = true
+	default:
+		syscall.Munmap(data)
+		return nil, fmt.Errorf("%s is not a vector file", path)
+	}
+	v.dim = int(binary.LittleEndian.Uint32(data[8:]))
+	v.count = int(binary.LittleEndian.Uint32(data[12:]))
+	off := 16
+	rowBytes := 4 * v.dim
+	if v.int8 {
+		rowBytes = 4 + v.dim
+	}
+	if len(data) != off+8*v.count+rowBytes*v.count {
+		syscall.Munmap(data)
+		return nil, fmt.Errorf("vector file %s has the wrong size", path)
+	}
+	if v.count > 0 {
+		v.rowids = unsafe.Slice((*int64)(unsafe.Pointer(&data[off])), v.count)
+	}
+	off += 8 * v.count
+	if v.count > 0 {
+		if v.int8 {
+			v.rows8 = data[off:]
+		} else {
+			v.f32 = unsafe.Slice((*float32)(unsafe.Pointer(&data[off])), v.count*v.dim)
+		}
+	}
+	return v, nil
+}
+
+func (v *vectors) close() error {
+	if v == nil || v.data == nil {
+		return nil
+	}
+	err := syscall.Munmap(v.data)
+	v.data = nil
+	return err
+}
+
+// row returns vector i as float32 (decoding int8 rows into buf).
+func (v *vectors) row(i int, buf []float32) []float32 {
+	if !v.int8 {
+		return v.f32[i*v.dim : (i+1)*v.dim]
+	}
+	r := v.rows8[i*(4+v.dim) : (i+1)*(4+v.dim)]
+	scale := math.Float32frombits(binary.LittleEndian.Uint32(r))
+	for j := 0; j < v.dim; j++ {
+		buf[j] = float32(int8(r[4+j])) * scale
+	}
+	return buf
+}
+
+// scored is a search candidate.
+type scored struct {
+	ord   int
+	score float32
+}
+
+type minHeap []scored
+
+func (h minHeap) Len() int           { return len(h) }
+func (h minHeap) Less(i, j int) bool { return h[i].score < h[j].score }
+func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *minHeap) Push(x any)        { *h = append(*h, x.(scored)) }
+func (h *minHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// search returns the k rows with the highest dot product with q (vectors
+// are normalised, so this is cosine similarity), best first, among the
+// rows keep accepts (keep nil = all).
+func (v *vectors) search(q []float32, k int, keep func(ord int) bool) []scored {
+	if v.count == 0 || k <= 0 {
+		return nil
+	}
+	h := make(minHeap, 0, k+1)
+	buf := make([]float32, v.dim)
+	for i := 0; i < v.count; i++ {
+		if keep != nil && !keep(i) {
+			continue
+		}
+		s := vek32.Dot(q, v.row(i, buf))
+		if len(h) < k {
+			heap.Push(&h, scored{i, s})
+		} else if s > h[0].score {
+			h[0] = scored{i, s}
+			heap.Fix(&h, 0)
+		}
+	}
+	out := make([]scored, len(h))
+	for i := len(h) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(&h).(scored)
+	}
+	return out
+}
+
+// readAllVectors decodes every row (for carrying vectors into a new build).
+func (v *vectors) each(f func(rowid int64, vec []float32) error) error {
+	buf := make([]float32, v.dim)
+	for i := 0; i < v.count; i++ {
+		vec := v.row(i, buf)
+		if err := f(v.rowids[i], append([]float32(nil), vec...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
