@@ -460,7 +460,7 @@ func (m *Manager) shardDocs(ctx context.Context, db *sql.DB, root *os.Root, shar
 
 // writer inserts a build's rows through prepared statements.
 type writer struct {
-	ctx                                   context.Context
+	ctx                               context.Context
 	insFile, skipped, chunk, fts, sym *sql.Stmt
 }
 

@@ -235,4 +235,3 @@ func (v *vectors) each(f func(rowid int64, vec []float32) error) error {
 	}
 	return nil
 }
-

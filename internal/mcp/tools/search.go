@@ -175,7 +175,7 @@ func searchCodeTool(d *Deps) *mcp.Tool {
 				}
 			}
 			res, err := d.Search.Code(ctx, search.CodeQuery{Text: in.QueryText, Aliases: aliases, Multi: multi, Limit: in.Limit, MinScore: in.MinScore, Mode: in.SearchMode,
-				FilterSpec: search.FilterSpec{Language: in.Language, ExcludeLanguage: in.ExcludeLanguage, PathFilter: in.PathFilter, ExcludePath: in.ExcludePath, FileExtensions: in.FileExtensions},
+				FilterSpec:    search.FilterSpec{Language: in.Language, ExcludeLanguage: in.ExcludeLanguage, PathFilter: in.PathFilter, ExcludePath: in.ExcludePath, FileExtensions: in.FileExtensions},
 				CaseSensitive: in.CaseSensitive, Fuzzy: in.Fuzzy, EditDistance: in.EditDistance, SnippetLines: in.SnippetLines, Regex: in.Regex, Aggregation: in.AggregationMode})
 			if err != nil {
 				return searchCodeOut{}, err
