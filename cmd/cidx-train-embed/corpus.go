@@ -35,7 +35,6 @@ type unitSpan struct {
 	headEnd                  int32 // code terms before headEnd are on the code's first line
 	lang                     uint8
 	query                    []int32 // first sentence of the doc, for supervised pairs
-	name                     []int32 // terms of the unit's name
 }
 
 type corpusStats struct {
@@ -48,7 +47,6 @@ type corpusStats struct {
 
 // rawUnit is a unit before tokenisation.
 type rawUnit struct {
-	name  string
 	lang  string
 	doc   string
 	query string
@@ -121,7 +119,7 @@ func extractAll(files []string, workers int) ([][]rawUnit, [][32]byte) {
 				}
 				sums[i] = sha256.Sum256(src)
 				for _, u := range codeunit.Extract(files[i], src) {
-					r := rawUnit{name: u.Name, lang: u.Lang, doc: u.Doc, code: u.Code}
+					r := rawUnit{lang: u.Lang, doc: u.Doc, code: u.Code}
 					if u.Doc != "" {
 						r.query = codeunit.FirstSentence(u.Doc)
 					}
@@ -270,11 +268,6 @@ func buildCorpus(perFile [][]rawUnit, vocabSize int, blockCode, blockQuery map[u
 				}
 			})
 		}
-		sc.Scan(u.name, func(t []byte) {
-			if id, ok := c.index[string(t)]; ok {
-				span.name = append(span.name, id)
-			}
-		})
 		c.units = append(c.units, span)
 	}
 	c.nUnits = len(units)

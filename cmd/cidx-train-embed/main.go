@@ -47,72 +47,99 @@ import (
 	"github.com/viterin/vek/vek32"
 )
 
+// options are the trainer's settings; see the flags in main.
+type options struct {
+	Roots, Exclude []string
+	Sample         float64
+	MaxFile        int64
+	VocabSize, Dim int
+	Out, Name      string
+	Seed           uint64
+	InitScale      float64
+	SGMix          float64
+	SGCache        string
+	OOVScale       float64
+	Common         int
+	ManifestIn     string
+	ManifestOut    string
+	Eval           int
+	ShowFailures   int
+	Workers        int
+	GOROOT         string
+	SG             sgnsConfig
+	Tune           tuneConfig
+}
+
 func main() {
 	log.SetFlags(0)
-	var (
-		roots       = flag.String("roots", strings.Join(defaultRoots(), ","), "comma-separated source roots to train on")
-		exclude     = flag.String("exclude", "", "comma-separated directories to skip (GOROOT is always skipped)")
-		sample      = flag.Float64("sample", 1, "fraction of files to read (deterministic by path hash)")
-		maxFile     = flag.Int64("max-file", 1<<20, "skip files larger than this many bytes")
-		vocabSize   = flag.Int("vocab", 28000, "vocabulary size")
-		dim         = flag.Int("dim", 256, "vector dimension")
-		out         = flag.String("out", "internal/embed/builtin/code-v1.bin", "output model file")
-		name        = flag.String("name", "code-v1", "model name (part of the embedder ID)")
-		seed        = flag.Uint64("seed", 1, "random seed")
-		initScale   = flag.Float64("init-scale", 1, "length of the random part of the initial vectors")
-		sgMix       = flag.Float64("sg-mix", 1, "length of the skip-gram part of the initial vectors")
-		sgCache     = flag.String("sg-cache", "", "development: file to load skip-gram vectors from, or save them to")
-		common      = flag.Int("common", 0, "number of common components to project out (SIF)")
-		manifestIn  = flag.String("manifest", "", "train only on the package roots listed in this manifest (reproduces a shipped model)")
-		manifestOut = flag.String("manifest-out", "", "write the package roots trained on to this file")
-		oovScale    = flag.Float64("oov-scale", 1, "weight of out-of-vocabulary terms relative to ln(N)")
-		eval        = flag.Int("eval", 500, "report MRR@10 on this many GOROOT functions (0: skip)")
-		sg          sgnsConfig
-		tc          tuneConfig
-	)
-	flag.IntVar(&sg.Epochs, "sg-epochs", 1, "skip-gram epochs")
-	flag.IntVar(&sg.Contexts, "sg-contexts", 5, "skip-gram contexts sampled per term from its unit")
-	flag.IntVar(&sg.Negatives, "sg-negatives", 5, "skip-gram negative samples")
-	flag.Float64Var(&sg.LR, "sg-lr", 0.025, "skip-gram initial learning rate")
-	flag.Float64Var(&sg.Subsample, "sg-subsample", 1e-4, "skip-gram frequent-term subsampling threshold")
-	flag.IntVar(&sg.MaxSpan, "sg-span", 200, "skip-gram: split units longer than this many terms")
-	flag.IntVar(&tc.Epochs, "tune-epochs", 4, "contrastive tuning epochs (0: skip)")
-	flag.IntVar(&tc.Batch, "tune-batch", 256, "contrastive tuning batch size")
-	flag.Float64Var(&tc.LR, "tune-lr", 0.05, "contrastive tuning learning rate (Adagrad)")
-	flag.Float64Var(&tc.WeightLR, "tune-weight-lr", 0.05, "learning rate of the pooling weights (0: keep IDF)")
-	flag.Float64Var(&tc.Scale, "tune-scale", 20, "contrastive tuning softmax scale")
-	flag.Float64Var(&tc.Head, "head", 4, "weight of the terms on a document's first line")
-	flag.BoolVar(&tc.NamePairs, "name-pairs", false, "also tune on (name, code) pairs of undocumented units")
-	flag.IntVar(&tc.Local, "tune-local", 0, "contrastive tuning: batch runs of this many pairs from the same files (0: random batches)")
-	flag.IntVar(&tc.MaxCode, "tune-max-code", 400, "contrastive tuning: code terms per unit")
+	var o options
+	roots := flag.String("roots", strings.Join(defaultRoots(), ","), "comma-separated source roots to train on")
+	exclude := flag.String("exclude", "", "comma-separated directories to skip (GOROOT is always skipped)")
+	flag.Float64Var(&o.Sample, "sample", 1, "fraction of files to read (deterministic by path hash)")
+	flag.Int64Var(&o.MaxFile, "max-file", 1<<20, "skip files larger than this many bytes")
+	flag.IntVar(&o.VocabSize, "vocab", 28000, "vocabulary size")
+	flag.IntVar(&o.Dim, "dim", 256, "vector dimension")
+	flag.StringVar(&o.Out, "out", "internal/embed/builtin/code-v1.bin", "output model file")
+	flag.StringVar(&o.Name, "name", "code-v1", "model name (part of the embedder ID: builtin:<name>:<dim>)")
+	flag.Uint64Var(&o.Seed, "seed", 1, "random seed")
+	flag.Float64Var(&o.InitScale, "init-scale", 1, "length of the random part of the initial vectors")
+	flag.Float64Var(&o.SGMix, "sg-mix", 0.5, "length of the skip-gram part of the initial vectors")
+	flag.StringVar(&o.SGCache, "sg-cache", "", "development: cache skip-gram vectors in files with this prefix")
+	flag.Float64Var(&o.OOVScale, "oov-scale", 0.7, "weight of out-of-vocabulary terms relative to ln(N)")
+	flag.IntVar(&o.Common, "common", 0, "number of common components to project out (SIF)")
+	flag.StringVar(&o.ManifestIn, "manifest", "", "train only on the package roots listed in this manifest (to reproduce a shipped model)")
+	flag.StringVar(&o.ManifestOut, "manifest-out", "", "write the package roots trained on to this file")
+	flag.IntVar(&o.Eval, "eval", 500, "report MRR@10 on this many GOROOT functions (0: skip)")
+	flag.IntVar(&o.ShowFailures, "show-failures", 0, "eval: list up to this many queries BM25 ranks first and the model does not")
+	flag.IntVar(&o.SG.Epochs, "sg-epochs", 1, "skip-gram epochs (0: no skip-gram)")
+	flag.IntVar(&o.SG.Contexts, "sg-contexts", 5, "skip-gram contexts sampled per term from its unit")
+	flag.IntVar(&o.SG.Negatives, "sg-negatives", 5, "skip-gram negative samples")
+	flag.Float64Var(&o.SG.LR, "sg-lr", 0.025, "skip-gram initial learning rate")
+	flag.Float64Var(&o.SG.Subsample, "sg-subsample", 1e-4, "skip-gram frequent-term subsampling threshold")
+	flag.IntVar(&o.SG.MaxSpan, "sg-span", 200, "skip-gram: split units longer than this many terms")
+	flag.IntVar(&o.Tune.Epochs, "tune-epochs", 8, "contrastive tuning epochs (0: skip)")
+	flag.IntVar(&o.Tune.Batch, "tune-batch", 256, "contrastive tuning batch size")
+	flag.Float64Var(&o.Tune.LR, "tune-lr", 0.05, "contrastive tuning learning rate (Adagrad)")
+	flag.Float64Var(&o.Tune.WeightLR, "tune-weight-lr", 0.05, "learning rate of the pooling weights (0: keep IDF)")
+	flag.Float64Var(&o.Tune.Scale, "tune-scale", 20, "contrastive tuning softmax scale")
+	flag.Float64Var(&o.Tune.Head, "head", 12, "weight of the terms on a document's first line")
+	flag.IntVar(&o.Tune.Local, "tune-local", 0, "contrastive tuning: batch runs of this many pairs from the same files (0: random batches)")
+	flag.IntVar(&o.Tune.MaxCode, "tune-max-code", 400, "contrastive tuning: code terms per unit")
 	flag.Parse()
-
-	start := time.Now()
-	goroot := runtime.GOROOT()
+	o.Roots, o.Exclude = splitList(*roots), splitList(*exclude)
+	o.Workers = runtime.GOMAXPROCS(0)
+	o.GOROOT = runtime.GOROOT()
 	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
-		goroot = strings.TrimSpace(string(out))
+		o.GOROOT = strings.TrimSpace(string(out))
 	}
-	rootList := splitList(*roots)
-	excl := append(splitList(*exclude), goroot)
+	if err := run(o); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// run trains and writes the model.
+func run(o options) error {
+	start := time.Now()
+	excl := append(append([]string(nil), o.Exclude...), o.GOROOT)
 	var only map[string]bool
 	wantFP := ""
-	if *manifestIn != "" {
+	if o.ManifestIn != "" {
 		var err error
-		if only, wantFP, err = readManifest(*manifestIn); err != nil {
-			log.Fatal(err)
+		if only, wantFP, err = readManifest(o.ManifestIn); err != nil {
+			return err
 		}
 	}
 	var files []string
 	pkgs := map[string]*manifestEntry{}
-	for _, f := range listFiles(rootList, excl, *maxFile) {
+	for _, f := range listFiles(o.Roots, excl, o.MaxFile) {
 		root, rel := f, f
-		for _, r := range rootList {
+		for _, r := range o.Roots {
 			if p, err := filepath.Rel(r, f); err == nil && !strings.HasPrefix(p, "..") {
 				root, rel = r, p
 				break
 			}
 		}
-		if !sampled(rel, *sample) {
+		if !sampled(rel, o.Sample) {
 			continue
 		}
 		pkg := packageRoot(root, f)
@@ -130,20 +157,22 @@ func main() {
 			e.bytes += info.Size()
 		}
 	}
-	log.Printf("roots: %s", strings.Join(rootList, ", "))
+	if len(files) == 0 {
+		return fmt.Errorf("no source files under %s", strings.Join(o.Roots, ", "))
+	}
+	log.Printf("roots: %s", strings.Join(o.Roots, ", "))
 	log.Printf("excluded: %s", strings.Join(excl, ", "))
-	workers := runtime.GOMAXPROCS(0)
-	perFile, sums := extractAll(files, workers)
+	perFile, sums := extractAll(files, o.Workers)
 	fp := fingerprint(files, sums)
 	log.Printf("%d files in %d packages, fingerprint %s", len(files), len(pkgs), fp)
 	if wantFP != "" && wantFP != fp {
 		log.Printf("WARNING: the files differ from the manifest's (fingerprint %s): the model will differ", wantFP)
 	}
-	if *manifestOut != "" {
-		hdr := []string{"Corpus of " + *out + " (cmd/cidx-train-embed): package root, files, bytes.",
-			"roots: " + strings.Join(rootList, ", "), "excluded: " + strings.Join(excl, ", ")}
-		if err := writeManifest(*manifestOut, pkgs, fp, hdr); err != nil {
-			log.Fatal(err)
+	if o.ManifestOut != "" {
+		hdr := []string{"Corpus of " + o.Out + " (cmd/cidx-train-embed): package root, files, bytes.",
+			"roots: " + strings.Join(o.Roots, ", "), "excluded: " + strings.Join(excl, ", ")}
+		if err := writeManifest(o.ManifestOut, pkgs, fp, hdr); err != nil {
+			return err
 		}
 	}
 	st := corpusStats{files: map[string]int64{}, bytes: map[string]int64{}, units: map[string]int64{}, docUnits: map[string]int64{}}
@@ -157,29 +186,32 @@ func main() {
 			st.bytes[lang] += info.Size()
 		}
 	}
-	blockCode, blockQuery := goroBlocklist(filepath.Join(goroot, "src"))
-	c := buildCorpus(perFile, *vocabSize, blockCode, blockQuery, &st)
+	blockCode, blockQuery := goroBlocklist(filepath.Join(o.GOROOT, "src"))
+	c := buildCorpus(perFile, o.VocabSize, blockCode, blockQuery, &st)
 	perFile = nil
 	c.summary = st
 	printStats(c, time.Since(start))
+	if len(c.vocab) == 0 {
+		return fmt.Errorf("no terms in the corpus")
+	}
+	dim := o.Dim
 
-	// Stage 1: skip-gram.
+	// Stage 1: the starting vectors, random rows of length InitScale
+	// (near-orthogonal, so that exact matches stand out) plus SGMix times
+	// the unit-length skip-gram vectors (related terms start close).
 	t0 := time.Now()
-	// The starting vectors: random rows of length initScale (near-orthogonal:
-	// exact matches stand out) plus sgMix times the unit-length skip-gram
-	// vectors (related terms start close).
-	E := make([]float32, len(c.vocab)**dim)
-	r := &rng{s: *seed}
-	a := *initScale * math.Sqrt(3/float64(*dim))
+	E := make([]float32, len(c.vocab)*dim)
+	r := &rng{s: o.Seed}
+	a := o.InitScale * math.Sqrt(3/float64(dim))
 	for i := range E {
 		E[i] = float32((2*r.float() - 1) * a)
 	}
-	if sg.Epochs > 0 && *sgMix > 0 {
-		S := loadOrTrainSGNS(c, *dim, sg, *seed, *sgCache)
+	if o.SG.Epochs > 0 && o.SGMix > 0 {
+		S := loadOrTrainSGNS(c, dim, o.SG, o.Seed, o.SGCache)
 		for i := 0; i < len(c.vocab); i++ {
-			row := S[i**dim : (i+1)**dim]
+			row := S[i*dim : (i+1)*dim]
 			if n := vek32.Norm(row); n > 0 {
-				axpy(E[i**dim:(i+1)**dim], row, float32(*sgMix)/n)
+				axpy(E[i*dim:(i+1)*dim], row, float32(o.SGMix)/n)
 			}
 		}
 	}
@@ -188,14 +220,14 @@ func main() {
 	// Stage 2: contrastive tuning.
 	t0 = time.Now()
 	idf := idfWeights(c)
-	p := &params{dim: *dim, E: E, vocabLen: len(c.vocab),
+	p := &params{dim: dim, E: E, vocabLen: len(c.vocab),
 		logWDoc: make([]float32, len(idf)), logWQry: make([]float32, len(idf)),
 		gE: make([]float32, len(idf)), gWDoc: make([]float32, len(idf)), gWQry: make([]float32, len(idf))}
 	for i, w := range idf {
 		p.logWDoc[i] = float32(math.Log(float64(w)))
 		p.logWQry[i] = p.logWDoc[i]
 	}
-	pairs := makePairs(c, tc.MaxCode, float32(tc.Head), tc.NamePairs)
+	pairs := makePairs(c, o.Tune.MaxCode, float32(o.Tune.Head))
 	var train, valid []pair
 	for i, pr := range pairs {
 		if i%40 == 7 && len(valid) < 2000 {
@@ -204,39 +236,32 @@ func main() {
 			train = append(train, pr)
 		}
 	}
-	if tc.Epochs > 0 {
-		tune(p, train, valid, tc, *seed, workers)
+	if o.Tune.Epochs > 0 && len(train) >= o.Tune.Batch {
+		tune(p, train, valid, o.Tune, o.Seed, o.Workers)
 	} else {
-		log.Printf("validation MRR@10 %.4f", validMRR(p, valid))
+		log.Printf("no tuning; validation MRR@10 %.4f", validMRR(p, valid))
 	}
 	log.Printf("tuning: %.0fs", time.Since(t0).Seconds())
 
-	m := assemble(c, p, *name, *oovScale)
-	m.HeadWeight = float32(tc.Head)
-	m.Common = commonComponents(p, train, *common, *seed)
-	f, err := os.Create(*out)
-	if err != nil {
-		log.Fatal(err)
+	m := assemble(c, p, o.Name, o.OOVScale)
+	m.HeadWeight = float32(o.Tune.Head)
+	m.Common = commonComponents(p, train, o.Common, o.Seed)
+	var buf bytes.Buffer
+	if err := m.Write(&buf); err != nil {
+		return err
 	}
-	if err := m.Write(f); err != nil {
-		log.Fatal(err)
+	if err := os.WriteFile(o.Out, buf.Bytes(), 0o644); err != nil {
+		return err
 	}
-	if err := f.Close(); err != nil {
-		log.Fatal(err)
-	}
-	info, _ := os.Stat(*out)
-	log.Printf("wrote %s (%.2f MB, %d terms x %d dims); total time %.0fs", *out, float64(info.Size())/1e6, len(m.Vocab), m.Dim, time.Since(start).Seconds())
-	if *eval > 0 {
-		data, err := os.ReadFile(*out)
+	log.Printf("wrote %s (%.2f MB, %d terms x %d dims); total time %.0fs", o.Out, float64(buf.Len())/1e6, len(m.Vocab), m.Dim, time.Since(start).Seconds())
+	if o.Eval > 0 {
+		m2, err := tokvec.Read(buf.Bytes())
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
-		m2, err := tokvec.Read(data)
-		if err != nil {
-			log.Fatal(err)
-		}
-		evaluate(m2, filepath.Join(goroot, "src"), *eval)
+		evaluate(m2, filepath.Join(o.GOROOT, "src"), o.Eval, o.ShowFailures)
 	}
+	return nil
 }
 
 // assemble builds the model from the trained parameters.
@@ -265,7 +290,7 @@ func assemble(c *corpus, p *params, name string, oovScale float64) *tokvec.Model
 }
 
 // evaluate prints MRR@10 of the model and of BM25 on n GOROOT functions.
-func evaluate(m *tokvec.Model, root string, n int) {
+func evaluate(m *tokvec.Model, root string, n, failures int) {
 	pairs, err := evalset.GoFuncs(root, n)
 	if err != nil {
 		log.Printf("eval: %v", err)
@@ -294,7 +319,9 @@ func evaluate(m *tokvec.Model, root string, n int) {
 		B2[i] = bm.Query(evalset.StripName(p))
 	}
 	k := len(pairs)
-	showFailures(m, pairs, D, Q, B, 25)
+	if failures > 0 {
+		showFailures(pairs, D, Q, B, failures)
+	}
 	emb := evalset.MRR(k, 10, func(i, j int) float64 { return float64(vek32.Dot(Q[i], D[j])) })
 	emb2 := evalset.MRR(k, 10, func(i, j int) float64 { return float64(vek32.Dot(Q2[i], D[j])) })
 	bm25 := evalset.MRR(k, 10, func(i, j int) float64 { return B[i][j] })
@@ -313,7 +340,8 @@ func splitList(s string) []string {
 }
 
 // defaultRoots are the Go module cache, the Python standard library and
-// the global node_modules directory, when present.
+// installed packages, and the global node_modules directories, when
+// present.
 func defaultRoots() []string {
 	var roots []string
 	if out, err := exec.Command("go", "env", "GOMODCACHE").Output(); err == nil {
@@ -321,9 +349,13 @@ func defaultRoots() []string {
 			roots = append(roots, p)
 		}
 	}
-	if out, err := exec.Command("python3", "-c", "import sysconfig;print(sysconfig.get_paths()['stdlib'])").Output(); err == nil {
-		if p := strings.TrimSpace(string(out)); p != "" {
-			roots = append(roots, p)
+	// The Python standard library and the installed packages (purelib,
+	// site-packages).
+	if out, err := exec.Command("python3", "-c", "import sysconfig;p=sysconfig.get_paths();print(p['stdlib']);print(p['purelib'])").Output(); err == nil {
+		for _, p := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if p = strings.TrimSpace(p); p != "" {
+				roots = append(roots, p)
+			}
 		}
 	}
 	for _, p := range []string{"/usr/lib/node_modules", "/usr/local/lib/node_modules"} {

@@ -13,15 +13,14 @@ import (
 
 // tuneConfig configures contrastive tuning.
 type tuneConfig struct {
-	Epochs    int     // passes over the training pairs
-	Batch     int     // pairs per batch (the other pairs are the negatives)
-	MaxCode   int     // code terms per unit (the rest is cut)
-	LR        float64 // Adagrad learning rate of the vectors
-	WeightLR  float64 // Adagrad learning rate of the log pooling weights
-	Scale     float64 // softmax scale (inverse temperature)
-	Head      float64 // head-line weight of documents (tokvec.Model.HeadWeight)
-	NamePairs bool    // also use (name, code) pairs of undocumented units
-	Local     int     // if > 0, batches are made of runs of this many pairs from the same files (harder negatives)
+	Epochs   int     // passes over the training pairs
+	Batch    int     // pairs per batch (the other pairs are the negatives)
+	MaxCode  int     // code terms per unit (the rest is cut)
+	LR       float64 // Adagrad learning rate of the vectors
+	WeightLR float64 // Adagrad learning rate of the log pooling weights
+	Scale    float64 // softmax scale (inverse temperature)
+	Head     float64 // head-line weight of documents (tokvec.Model.HeadWeight)
+	Local    int     // if > 0, batches are made of runs of this many pairs from the same files (harder negatives)
 }
 
 // bag is a text as distinct term ids with their pooling factors.
@@ -85,17 +84,11 @@ func axpy(y, x []float32, a float32) {
 }
 
 // makePairs turns documented units into (first sentence, code) pairs.
-func makePairs(c *corpus, maxCode int, headWeight float32, namePairs bool) []pair {
+func makePairs(c *corpus, maxCode int, headWeight float32) []pair {
 	var ps []pair
 	for _, u := range c.units {
-		if u.end-u.codeStart < 3 {
+		if u.end-u.codeStart < 3 || len(u.query) < 2 {
 			continue
-		}
-		if len(u.query) < 2 {
-			if !namePairs || len(u.name) < 2 {
-				continue
-			}
-			u.query = u.name
 		}
 		code := c.toks[u.codeStart:u.end]
 		if len(code) > maxCode {

@@ -208,7 +208,7 @@ func (r *Reader) pathLang(ctx context.Context, hits []Hit) (map[int64][2]string,
 // commonShare is the share of chunks above which a term is "common": its
 // IDF is so low that it barely moves a ranking, while its long posting
 // list is what makes SQLite slow.
-const commonShare = 0.03
+const commonShare = 0.10
 
 // ftsQuery keeps the query's informative terms: the rarest ones (by how
 // many chunks hold them), at most maxQueryTerms, dropping common terms
