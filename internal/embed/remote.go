@@ -30,6 +30,7 @@ type remote struct {
 	maxRetries  int
 	timeout     time.Duration
 	client      *http.Client
+	sem         chan struct{} // bounds requests in flight across all Embed calls
 	// body returns the JSON request for a batch.
 	body func(texts []string, kind Kind) any
 	// backoff is the first retry delay; doubled per attempt, capped at
@@ -74,6 +75,7 @@ func newRemote(provider string, c Config, defaultURL string) (*remote, error) {
 	if r.timeout <= 0 {
 		r.timeout = DefaultTimeout
 	}
+	r.sem = make(chan struct{}, r.concurrency)
 	return r, nil
 }
 
@@ -93,7 +95,9 @@ func (r *remote) ID() string { return r.provider + ":" + r.model + ":" + strconv
 
 func (r *remote) Dim() int { return r.dim }
 
-// Embed splits texts into batches and sends them with bounded concurrency.
+// Embed splits texts into batches and sends them with bounded concurrency:
+// at most Concurrency requests are in flight per embedder, however many
+// Embed calls run at once.
 func (r *remote) Embed(ctx context.Context, texts []string, kind Kind) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	if len(texts) == 0 {
@@ -229,6 +233,12 @@ func (e *StatusError) Error() string {
 // try makes one request. It returns a *transientError for failures worth
 // retrying, with the server's Retry-After if any.
 func (r *remote) try(parent context.Context, payload []byte, n int) ([][]float32, time.Duration, error) {
+	select {
+	case r.sem <- struct{}{}:
+		defer func() { <-r.sem }()
+	case <-parent.Done():
+		return nil, 0, fmt.Errorf("embed: %s: %w", r.provider, parent.Err())
+	}
 	ctx, cancel := context.WithTimeout(parent, r.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.endpoint, bytes.NewReader(payload))

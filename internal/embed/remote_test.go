@@ -270,6 +270,22 @@ func TestBatchingAndBoundedConcurrency(t *testing.T) {
 	if m := maxInFlight.Load(); m > 3 || m < 2 {
 		t.Fatalf("max in flight %d, want 2..3", m)
 	}
+	// The bound holds across concurrent Embed calls.
+	maxInFlight.Store(0)
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := e.Embed(context.Background(), texts(40), Query); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if m := maxInFlight.Load(); m > 3 {
+		t.Fatalf("max in flight %d across calls, want <= 3", m)
+	}
 	// Default batch size.
 	e2, _ := New(Config{Provider: "openai", URL: f.URL, Model: "m", Dimensions: 4})
 	f.requests.Store(0)

@@ -7,17 +7,13 @@ package search
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/cidx/cidx/internal/embed"
 	"github.com/cidx/cidx/internal/files"
 	"github.com/cidx/cidx/internal/index"
 	"github.com/cidx/cidx/internal/repos"
@@ -285,8 +281,3 @@ func fanOut[T any](ts []*target, errs map[string]string, f func(t *target) (T, e
 }
 
 func since(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
-
-var _ = errors.New
-var _ = filepath.Join
-var _ = sort.Slice
-var _ embed.Kind

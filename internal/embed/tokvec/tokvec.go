@@ -199,8 +199,11 @@ func (m *Model) Embed(dst []float32, text string, query bool) bool {
 	return normalize(dst)
 }
 
-// SplitHead splits text after its first non-blank line (the head line
-// whose terms HeadWeight boosts: a function's signature, a class line).
+// SplitHead splits text after its head line, the line whose terms
+// HeadWeight boosts: the first non-blank line, if it is indented no deeper
+// than any later non-blank line (a declaration — a function's signature, a
+// class line — or the doc comment above it). A chunk that starts in the
+// middle of a block has no head: head is "" and rest is text.
 func SplitHead(text string) (head, rest string) {
 	i := 0
 	for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r') {
@@ -209,6 +212,27 @@ func SplitHead(text string) (head, rest string) {
 	j := i
 	for j < len(text) && text[j] != '\n' {
 		j++
+	}
+	ls := i
+	for ls > 0 && text[ls-1] != '\n' {
+		ls--
+	}
+	indent := i - ls
+	for k := j; k < len(text); {
+		// text[k] is '\n': measure the next line.
+		k++
+		w := 0
+		for k+w < len(text) && (text[k+w] == ' ' || text[k+w] == '\t') {
+			w++
+		}
+		e := k + w
+		if e < len(text) && text[e] != '\n' && text[e] != '\r' && w < indent {
+			return "", text
+		}
+		for e < len(text) && text[e] != '\n' {
+			e++
+		}
+		k = e
 	}
 	return text[:j], text[j:]
 }
