@@ -13,7 +13,6 @@ import (
 
 	"github.com/cidx/cidx/internal/codetok"
 	"github.com/cidx/cidx/internal/embed/codeunit"
-	"github.com/cidx/cidx/internal/embed/tokvec"
 )
 
 // corpus is the tokenised training corpus: every unit is a run of term ids
@@ -256,7 +255,10 @@ func buildCorpus(perFile [][]rawUnit, vocabSize int, blockCode, blockQuery map[u
 		span := unitSpan{docStart: int32(len(c.toks)), lang: langIDs[u.lang]}
 		appendIDs(u.doc, int32(i))
 		span.codeStart = int32(len(c.toks))
-		head, rest := tokvec.SplitHead(u.code)
+		// A unit starts with its declaration, so its head is its first
+		// line (tokvec.SplitHead would also refuse the head of a Python
+		// method whose body has a string at column 0).
+		head, rest := firstLine(u.code)
 		appendIDs(head, int32(i))
 		span.headEnd = int32(len(c.toks))
 		appendIDs(rest, int32(i))
@@ -272,4 +274,16 @@ func buildCorpus(perFile [][]rawUnit, vocabSize int, blockCode, blockQuery map[u
 	}
 	c.nUnits = len(units)
 	return c
+}
+
+// firstLine splits text after its first non-blank line.
+func firstLine(text string) (head, rest string) {
+	i := 0
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r') {
+		i++
+	}
+	if j := strings.IndexByte(text[i:], '\n'); j >= 0 {
+		return text[:i+j], text[i+j:]
+	}
+	return text, ""
 }

@@ -108,8 +108,9 @@ func idfWeights(c *corpus) []float32 {
 	return w
 }
 
-// tune runs contrastive tuning on pairs and returns validation MRR@10
-// before and after.
+// tune runs contrastive tuning on pairs: each query (pooled first doc
+// sentence) must pick its own code (pooled code terms) out of the batch. It
+// updates p in place and logs the validation MRR@10 after every epoch.
 func tune(p *params, train, valid []pair, cfg tuneConfig, seed uint64, workers int) {
 	r := &rng{s: seed ^ 0x5eed}
 	dim := p.dim
