@@ -134,6 +134,25 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	// Wait for the repository's search index too: its build would compete
+	// with the load for the cores.
+	for deadline := time.Now().Add(5 * time.Minute); ; {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "get_index_status", Arguments: map[string]any{"repository_alias": "bench-global"}})
+		if err == nil && !res.IsError {
+			b, _ := json.Marshal(res.StructuredContent)
+			var st struct {
+				VectorsReady bool `json:"vectors_ready"`
+			}
+			json.Unmarshal(b, &st)
+			if st.VectorsReady {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the repository's index was not ready after 5 minutes")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "get_file_content", Arguments: toolArgs})
 	if err != nil {
 		return err

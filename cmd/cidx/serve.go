@@ -116,6 +116,10 @@ its token once.`,
 				}
 				go func() { errc <- a.MCPServer(user).Run(ctx, &sdk.StdioTransport{}) }()
 			}
+			// Start-up (package initialisers, the embedder's model) leaves
+			// garbage that a lazy collector would keep for long: collect it
+			// now so an idle server is small.
+			debug.FreeOSMemory()
 			select {
 			case err := <-errc:
 				if errors.Is(err, http.ErrServerClosed) || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || ctx.Err() != nil {

@@ -108,14 +108,10 @@ const (
 func New(c Config) (Embedder, error) {
 	switch strings.ToLower(strings.TrimSpace(c.Provider)) {
 	case "", "builtin":
-		b, err := NewBuiltin()
-		if err != nil {
-			return nil, err
+		if c.Dimensions != 0 {
+			return nil, fmt.Errorf("embed: the builtin embedder's dimensions are fixed; leave dimensions unset")
 		}
-		if c.Dimensions != 0 && c.Dimensions != b.Dim() {
-			return nil, fmt.Errorf("embed: the builtin embedder has %d dimensions, not %d; leave dimensions unset", b.Dim(), c.Dimensions)
-		}
-		return b, nil
+		return &lazyBuiltin{}, nil
 	case "openai":
 		return newOpenAI(c)
 	case "voyage", "voyageai":

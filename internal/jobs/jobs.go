@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -216,6 +217,10 @@ func (m *Manager) execute(ctx context.Context, id string) {
 }
 
 func runSafely(ctx context.Context, f Func, params json.RawMessage, p Progress) (res any, err error) {
+	// Jobs (cloning, indexing) allocate far more than serving does; give
+	// that memory back to the system when they end, so an idle server
+	// stays small.
+	defer debug.FreeOSMemory()
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("internal error: %v", r)
