@@ -2,7 +2,9 @@ package embed
 
 import (
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -51,10 +53,13 @@ func NewBuiltin() (*Builtin, error) {
 	if builtinErr != nil {
 		return nil, builtinErr
 	}
-	return &Builtin{m: builtinM, id: "builtin:" + builtinM.Name + ":" + strconv.Itoa(builtinM.Dim)}, nil
+	// The ID names the model file's content too, so that shipping a
+	// retrained file re-embeds every index built with the old one.
+	sum := sha256.Sum256(builtinModel)
+	return &Builtin{m: builtinM, id: "builtin:" + builtinM.Name + "-" + hex.EncodeToString(sum[:4]) + ":" + strconv.Itoa(builtinM.Dim)}, nil
 }
 
-// ID returns "builtin:<model name>:<dim>", e.g. "builtin:code-v1:256".
+// ID returns "builtin:<model name>-<content hash>:<dim>", e.g. "builtin:code-v1-1a2b3c4d:256".
 func (b *Builtin) ID() string { return b.id }
 
 // Dim returns the vector size.
