@@ -340,3 +340,34 @@ func (r *Runner) ListTree(ctx context.Context, gitDir, commit string) ([]TreeEnt
 	}
 	return entries, nil
 }
+
+// Change is one file changed between two commits.
+type Change struct {
+	Status byte   // 'A', 'M', 'D', 'T' (type change)
+	Mode   string // new mode ("100644", "100755", "120000", "160000"; "000000" when deleted)
+	Blob   string // new blob id
+	Path   string
+}
+
+// DiffTree lists the files that differ between commits a and b.
+func (r *Runner) DiffTree(ctx context.Context, gitDir, a, b string) ([]Change, error) {
+	out, err := r.Run(ctx, "", "--git-dir="+gitDir, "diff-tree", "-r", "-z", "--no-renames", "--raw", a, b)
+	if err != nil {
+		return nil, err
+	}
+	var changes []Change
+	recs := bytes.Split(out, []byte{0})
+	for i := 0; i+1 < len(recs); i += 2 {
+		meta := strings.Fields(strings.TrimPrefix(string(recs[i]), ":"))
+		if len(meta) != 5 {
+			return nil, fmt.Errorf("git diff-tree: unexpected record %q", recs[i])
+		}
+		changes = append(changes, Change{Status: meta[4][0], Mode: meta[1], Blob: meta[3], Path: string(recs[i+1])})
+	}
+	return changes, nil
+}
+
+// Blob returns the content of blob id.
+func (r *Runner) Blob(ctx context.Context, gitDir, id string) ([]byte, error) {
+	return r.Run(ctx, "", "--git-dir="+gitDir, "cat-file", "blob", id)
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -213,6 +214,117 @@ func (s *Service) snapshot(ctx context.Context, alias, commit string) (Stats, er
 	return stats, nil
 }
 
+// maxIncremental is the most changed files a snapshot is derived from the
+// previous one for; beyond it a full checkout is faster.
+const maxIncremental = 300
+
+// snapshotFrom makes the snapshot of commit from the snapshot of prev:
+// unchanged files are hard-linked (snapshots are never modified in place,
+// so sharing inodes is safe), changed ones written from git. It falls back
+// to a full checkout when that is not possible or not worth it.
+func (s *Service) snapshotFrom(ctx context.Context, alias, prev, commit string) (Stats, error) {
+	final := s.snapshotDir(alias, commit)
+	prevDir := s.snapshotDir(alias, prev)
+	if _, err := os.Stat(final); err == nil || prev == "" {
+		return s.snapshot(ctx, alias, commit)
+	}
+	if _, err := os.Stat(prevDir); err != nil {
+		return s.snapshot(ctx, alias, commit)
+	}
+	changes, err := s.git.DiffTree(ctx, s.gitDir(alias), prev, commit)
+	if err != nil || len(changes) > maxIncremental {
+		return s.snapshot(ctx, alias, commit)
+	}
+	tmp := filepath.Join(filepath.Dir(final), ".tmp-"+commit+"-"+strings.ToLower(rand.Text()[:6]))
+	if err := linkTree(prevDir, tmp); err != nil {
+		os.RemoveAll(tmp)
+		return s.snapshot(ctx, alias, commit)
+	}
+	if err := s.applyChanges(ctx, alias, tmp, changes); err != nil {
+		os.RemoveAll(tmp)
+		return Stats{}, fmt.Errorf("update snapshot to %s: %w", commit, err)
+	}
+	stats, err := computeStats(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return Stats{}, err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		os.RemoveAll(tmp)
+		return Stats{}, err
+	}
+	return stats, nil
+}
+
+// linkTree recreates src's directories and symlinks in dst and hard-links
+// its files. Both are snapshot directories cidx made, not user paths.
+func linkTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case d.Type()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, target)
+		default:
+			return os.Link(p, target)
+		}
+	})
+}
+
+// applyChanges removes, adds and replaces files in dir (through os.Root:
+// paths come from the repository) to match the changes.
+func (s *Service) applyChanges(ctx context.Context, alias, dir string, changes []gitcli.Change) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, c := range changes {
+		// Never write through a shared inode: unlink first, then create.
+		if err := root.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if c.Status == 'D' || c.Mode == "160000" {
+			continue
+		}
+		if d := path.Dir(c.Path); d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		data, err := s.git.Blob(ctx, s.gitDir(alias), c.Blob)
+		if err != nil {
+			return err
+		}
+		if c.Mode == "120000" {
+			if err := root.Symlink(string(data), c.Path); err != nil {
+				return err
+			}
+			continue
+		}
+		perm := os.FileMode(0o644)
+		if c.Mode == "100755" {
+			perm = 0o755
+		}
+		if err := root.WriteFile(c.Path, data, perm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // publish makes commit the one readers see.
 func (s *Service) publish(ctx context.Context, alias, commit string, stats Stats) error {
 	b, _ := json.Marshal(stats)
@@ -272,7 +384,7 @@ func (s *Service) refresh(ctx context.Context, g Golden, progress jobs.Progress)
 		return &AddResult{Alias: g.Alias, Commit: tip, Files: g.Stats.Files, Message: "already up to date"}, nil
 	}
 	progress(40, "checking out "+tip[:12])
-	stats, err := s.snapshot(ctx, g.Alias, tip)
+	stats, err := s.snapshotFrom(ctx, g.Alias, g.Commit, tip)
 	if err != nil {
 		return nil, err
 	}

@@ -258,3 +258,55 @@ func TestExpand(t *testing.T) {
 		t.Fatalf("Expand = %v, want %s", got, want)
 	}
 }
+
+// TestRefreshSnapshotIsIncrementalAndExact checks that a snapshot derived
+// from the previous one (hard links plus the changes) equals the commit's
+// tree, and that the previous snapshot is left untouched.
+func TestRefreshSnapshotIsIncrementalAndExact(t *testing.T) {
+	ctx := context.Background()
+	s, jm, _ := newService(t)
+	src := testutil.Repo(t, map[string]string{"keep.txt": "same\n", "mod.txt": "old\n", "gone.txt": "bye\n", "dir/a.txt": "a\n"})
+	mustAdd(t, s, jm, "demo", src)
+	old, _ := s.Resolve(ctx, "demo-global")
+	os.Remove(filepath.Join(src, "gone.txt"))
+	os.Symlink("keep.txt", filepath.Join(src, "link"))
+	os.WriteFile(filepath.Join(src, "run.sh"), []byte("#!/bin/sh\n"), 0o755)
+	testutil.Commit(t, src, "change", map[string]string{"mod.txt": "new\n", "new/deep/b.txt": "b\n"})
+	j, err := s.Refresh(ctx, "admin", "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done := run(t, jm, j); done.Status != jobs.Completed {
+		t.Fatalf("refresh: %+v", done)
+	}
+	cur, _ := s.Resolve(ctx, "demo-global")
+	read := func(dir, p string) string {
+		b, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil {
+			return "<missing>"
+		}
+		return string(b)
+	}
+	for p, want := range map[string]string{"keep.txt": "same\n", "mod.txt": "new\n", "gone.txt": "<missing>", "dir/a.txt": "a\n", "new/deep/b.txt": "b\n", "link": "same\n"} {
+		if got := read(cur.Dir, p); got != want {
+			t.Errorf("new snapshot %s = %q, want %q", p, got, want)
+		}
+	}
+	if l, err := os.Readlink(filepath.Join(cur.Dir, "link")); err != nil || l != "keep.txt" {
+		t.Errorf("symlink: %q %v", l, err)
+	}
+	if st, err := os.Stat(filepath.Join(cur.Dir, "run.sh")); err != nil || st.Mode().Perm()&0o100 == 0 {
+		t.Errorf("executable bit lost: %v %v", st, err)
+	}
+	for p, want := range map[string]string{"mod.txt": "old\n", "gone.txt": "bye\n", "new/deep/b.txt": "<missing>"} {
+		if got := read(old.Dir, p); got != want {
+			t.Errorf("old snapshot %s = %q, want %q (it must not change)", p, got, want)
+		}
+	}
+	// Unchanged files share storage with the previous snapshot.
+	a, _ := os.Stat(filepath.Join(old.Dir, "keep.txt"))
+	b, _ := os.Stat(filepath.Join(cur.Dir, "keep.txt"))
+	if !os.SameFile(a, b) {
+		t.Error("unchanged file was copied, not linked")
+	}
+}
