@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin/cidx
 DEMO_DATA ?= .cidx-demo
 
-.PHONY: build run test test-go conformance bench vet fmt
+.PHONY: build run test test-go conformance bench bench-regex bench-search vet fmt
 
 build:
 	$(GO) build -o $(BIN) ./cmd/cidx
@@ -24,6 +24,12 @@ conformance: build
 
 bench: build
 	$(GO) run ./bench/filecontent
+
+bench-regex:
+	$(GO) run ./bench/regex
+
+bench-search:
+	$(GO) run ./bench/search
 
 vet:
 	$(GO) vet ./...
