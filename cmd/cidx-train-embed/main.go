@@ -1,31 +1,43 @@
 // Command cidx-train-embed trains the builtin embedder's model file,
-// internal/embed/builtin/code-v1.bin.
+// internal/embed/builtin/code-v1.bin (see internal/embed/builtin/README.md).
 //
 // It reads source code (Go, Python, JavaScript/TypeScript) from the given
-// roots, cuts it into code units (a function or type with its doc comment;
-// see internal/embed/codeunit), tokenises them with codetok, and trains one
-// vector per term in two stages:
+// roots, cuts it into code units (a function, method, class or type with
+// its doc comment or docstring; see internal/embed/codeunit), tokenises them
+// with codetok, and trains one vector per term in two stages:
 //
 //  1. Skip-gram with negative sampling in the style of Facebook's Neural Code
 //     Search: the context of a term is its code unit, so the words of a doc
 //     comment land near the identifiers of the code they describe.
 //  2. Contrastive tuning on (first doc sentence, code) pairs of the same
-//     corpus: the pooled query vector must pick its own code out of a batch
-//     (in-batch softmax). This also learns each term's pooling weight,
-//     starting from its IDF.
+//     corpus, starting from random near-orthogonal vectors plus the
+//     skip-gram vectors: the pooled query must pick its own code out of a
+//     batch (in-batch softmax). This also learns each term's pooling
+//     weights, starting from its IDF.
 //
-// Everything is deterministic: files are read in lexical order, sampling
-// is by path hash, and SGD uses a fixed-seed generator on one goroutine per
-// stage (parallel stages reduce in a fixed order).
+// It prints corpus statistics, the time of each stage and, unless -eval 0,
+// MRR@10 of the new model and of BM25 on 500 Go standard library functions.
+//
+// Everything is deterministic: files are read in lexical order of the
+// roots as given, sampling is by path hash, and SGD uses a fixed-seed
+// generator (parallel steps write disjoint memory and reduce in a fixed
+// order), so the same files, flags and CPU type give the same bytes.
 //
 // The Go standard library is the evaluation set, so it is never trained
 // on: GOROOT is excluded from the roots, and every unit whose code or first
 // doc sentence also occurs in GOROOT/src (copies in golang.org/x/...) is
 // dropped.
 //
-// The shipped file was built with (see internal/embed/builtin/README.md):
+// The shipped file was built from the repository root, in 6.5 minutes on 2
+// cores, with:
 //
-//	go run ./cmd/cidx-train-embed -out internal/embed/builtin/code-v1.bin
+//	go run ./cmd/cidx-train-embed \
+//	  -roots "$(go env GOMODCACHE),/root/.pyenv/versions/3.11.7/lib/python3.11,/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages,/usr/lib/node_modules,/usr/lib/google-cloud-sdk,.ci/tools/conformance-0.2.0-alpha.12/node_modules" \
+//	  -out internal/embed/builtin/code-v1.bin \
+//	  -manifest-out internal/embed/builtin/corpus.txt
+//
+// Add -manifest internal/embed/builtin/corpus.txt to train on exactly the
+// packages listed there when the module cache has grown since.
 package main
 
 import (

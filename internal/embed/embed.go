@@ -54,7 +54,7 @@ func (k Kind) String() string {
 // Embedder turns texts into vectors.
 type Embedder interface {
 	// ID is the embedder's stable identity, recorded with an index, e.g.
-	// "builtin:code-v1:256", "openai:text-embedding-3-small:1536",
+	// "builtin:code-v1-a07486e5:256", "openai:text-embedding-3-small:1536",
 	// "voyage:voyage-code-3:1024". A different model or dimension gives a
 	// different ID, which triggers re-embedding.
 	ID() string
