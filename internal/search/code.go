@@ -60,6 +60,13 @@ type CodeResult struct {
 
 const rrfK = 60
 
+// vectorWeight is the weight of the vector ranking in hybrid fusion. The
+// builtin embedder ranks natural-language queries better than BM25, and
+// measured on 500 Go doc-comment queries and 300 commit subjects (bench/
+// search), weight 3 is the one setting where hybrid beats both modes on
+// MRR@10 and Recall@10 of both query sets.
+const vectorWeight = 3.0
+
 // Code runs search_code.
 func (s *Service) Code(ctx context.Context, q CodeQuery) (*CodeResult, error) {
 	start := time.Now()
@@ -225,18 +232,19 @@ func normalizeTop(hits []index.Hit) []index.Hit {
 	return hits
 }
 
-// rrf fuses rankings by reciprocal rank (k=60), scaled so that a chunk
-// ranked first by both scores 1.
-func rrf(n int, lists ...[]index.Hit) []index.Hit {
+// rrf fuses a lexical and a vector ranking by weighted reciprocal rank
+// (k=60), scaled so that a chunk ranked first by both scores 1.
+func rrf(n int, lex, vec []index.Hit) []index.Hit {
 	score := map[int64]float64{}
-	for _, l := range lists {
-		for r, h := range l {
-			score[h.Rowid] += 1 / float64(rrfK+r+1)
-		}
+	for r, h := range lex {
+		score[h.Rowid] += 1 / float64(rrfK+r+1)
+	}
+	for r, h := range vec {
+		score[h.Rowid] += vectorWeight / float64(rrfK+r+1)
 	}
 	out := make([]index.Hit, 0, len(score))
 	for id, s := range score {
-		out = append(out, index.Hit{Rowid: id, Score: s * float64(rrfK+1) / float64(len(lists))})
+		out = append(out, index.Hit{Rowid: id, Score: s * float64(rrfK+1) / (1 + vectorWeight)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Score != out[j].Score {
