@@ -193,14 +193,25 @@ func (s *Service) add(ctx context.Context, g Golden, progress jobs.Progress) (*A
 
 // snapshot checks commit out beside any existing snapshot and returns its stats.
 func (s *Service) snapshot(ctx context.Context, alias, commit string) (Stats, error) {
+	return s.snapshotFrom(ctx, alias, "", commit)
+}
+
+// maxIncremental is the most changed files a snapshot is derived from the
+// previous one for; beyond it a full checkout is faster.
+const maxIncremental = 300
+
+// snapshotFrom makes the snapshot of commit, beside the existing ones, and
+// returns its stats; prev ("" for none) is the snapshot it may be derived
+// from.
+func (s *Service) snapshotFrom(ctx context.Context, alias, prev, commit string) (Stats, error) {
 	final := s.snapshotDir(alias, commit)
 	if _, err := os.Stat(final); err == nil {
 		return computeStats(final)
 	}
 	tmp := filepath.Join(filepath.Dir(final), ".tmp-"+commit+"-"+strings.ToLower(rand.Text()[:6]))
-	if err := s.git.Checkout(ctx, s.gitDir(alias), commit, tmp); err != nil {
+	if err := s.fill(ctx, alias, prev, commit, tmp); err != nil {
 		os.RemoveAll(tmp)
-		return Stats{}, fmt.Errorf("check out %s: %w", commit, err)
+		return Stats{}, err
 	}
 	stats, err := computeStats(tmp)
 	if err != nil {
@@ -214,46 +225,31 @@ func (s *Service) snapshot(ctx context.Context, alias, commit string) (Stats, er
 	return stats, nil
 }
 
-// maxIncremental is the most changed files a snapshot is derived from the
-// previous one for; beyond it a full checkout is faster.
-const maxIncremental = 300
-
-// snapshotFrom makes the snapshot of commit from the snapshot of prev:
-// unchanged files are hard-linked (snapshots are never modified in place,
-// so sharing inodes is safe), changed ones written from git. It falls back
-// to a full checkout when that is not possible or not worth it.
-func (s *Service) snapshotFrom(ctx context.Context, alias, prev, commit string) (Stats, error) {
-	final := s.snapshotDir(alias, commit)
-	prevDir := s.snapshotDir(alias, prev)
-	if _, err := os.Stat(final); err == nil || prev == "" {
-		return s.snapshot(ctx, alias, commit)
+// fill writes the tree of commit into the new directory tmp. When prev's
+// snapshot exists and few files changed, unchanged files are hard-linked
+// from it (snapshots are never modified in place, so sharing inodes is
+// safe) and the changed ones written from git; otherwise it is a full
+// checkout.
+func (s *Service) fill(ctx context.Context, alias, prev, commit, tmp string) error {
+	if prev != "" {
+		prevDir := s.snapshotDir(alias, prev)
+		if _, err := os.Stat(prevDir); err == nil {
+			changes, err := s.git.DiffTree(ctx, s.gitDir(alias), prev, commit)
+			if err == nil && len(changes) <= maxIncremental {
+				if err := linkTree(prevDir, tmp); err == nil {
+					if err := s.applyChanges(ctx, alias, tmp, changes); err != nil {
+						return fmt.Errorf("update snapshot to %s: %w", commit, err)
+					}
+					return nil
+				}
+				os.RemoveAll(tmp)
+			}
+		}
 	}
-	if _, err := os.Stat(prevDir); err != nil {
-		return s.snapshot(ctx, alias, commit)
+	if err := s.git.Checkout(ctx, s.gitDir(alias), commit, tmp); err != nil {
+		return fmt.Errorf("check out %s: %w", commit, err)
 	}
-	changes, err := s.git.DiffTree(ctx, s.gitDir(alias), prev, commit)
-	if err != nil || len(changes) > maxIncremental {
-		return s.snapshot(ctx, alias, commit)
-	}
-	tmp := filepath.Join(filepath.Dir(final), ".tmp-"+commit+"-"+strings.ToLower(rand.Text()[:6]))
-	if err := linkTree(prevDir, tmp); err != nil {
-		os.RemoveAll(tmp)
-		return s.snapshot(ctx, alias, commit)
-	}
-	if err := s.applyChanges(ctx, alias, tmp, changes); err != nil {
-		os.RemoveAll(tmp)
-		return Stats{}, fmt.Errorf("update snapshot to %s: %w", commit, err)
-	}
-	stats, err := computeStats(tmp)
-	if err != nil {
-		os.RemoveAll(tmp)
-		return Stats{}, err
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		os.RemoveAll(tmp)
-		return Stats{}, err
-	}
-	return stats, nil
+	return nil
 }
 
 // linkTree recreates src's directories and symlinks in dst and hard-links
