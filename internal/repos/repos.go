@@ -389,3 +389,7 @@ func (s *Service) SnapshotDir(alias, commit string) string { return s.snapshotDi
 
 // GitDir is the bare clone of golden repository alias.
 func (s *Service) GitDir(alias string) string { return s.gitDir(alias) }
+
+// DisplayURL is the source with any embedded credentials hidden, safe to
+// show to users and to write in logs.
+func (g Golden) DisplayURL() string { return gitcli.Redact(g.Source) }

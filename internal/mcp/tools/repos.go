@@ -8,7 +8,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/cidx/cidx/internal/auth"
-	"github.com/cidx/cidx/internal/gitcli"
 	"github.com/cidx/cidx/internal/mcp"
 	"github.com/cidx/cidx/internal/repos"
 )
@@ -78,7 +77,7 @@ func searchTools(d *Deps) []*mcp.Tool {
 				}
 				out := listGlobalOut{Success: true, Repos: []globalRepo{{Alias: repos.MetaAlias + repos.GlobalSuffix, RepoName: repos.MetaAlias, URL: "local://cidx-meta", State: repos.StateReady}}}
 				for _, g := range all {
-					out.Repos = append(out.Repos, globalRepo{Alias: g.GlobalAlias(), RepoName: g.Alias, URL: gitcli.Redact(g.Source), DefaultBranch: g.Branch, State: g.State, Commit: g.Commit, LastRefresh: g.LastRefresh})
+					out.Repos = append(out.Repos, globalRepo{Alias: g.GlobalAlias(), RepoName: g.Alias, URL: g.DisplayURL(), DefaultBranch: g.Branch, State: g.State, Commit: g.Commit, LastRefresh: g.LastRefresh})
 				}
 				return out, nil
 			}),
@@ -98,7 +97,7 @@ func searchTools(d *Deps) []*mcp.Tool {
 					}
 					return statusOut{}, err
 				}
-				return statusOut{Success: true, Alias: g.GlobalAlias(), RepoName: g.Alias, URL: gitcli.Redact(g.Source), DefaultBranch: g.Branch, State: g.State, Commit: g.Commit,
+				return statusOut{Success: true, Alias: g.GlobalAlias(), RepoName: g.Alias, URL: g.DisplayURL(), DefaultBranch: g.Branch, State: g.State, Commit: g.Commit,
 					CreatedAt: g.CreatedAt, LastRefresh: g.LastRefresh, Files: g.Stats.Files, Bytes: g.Stats.Bytes, Languages: g.Stats.Languages, LastError: g.Error}, nil
 			}),
 		mcp.New("discover_repositories", "repo_management", auth.QueryRepos, mcp.ReadOnly(),
@@ -113,7 +112,7 @@ func searchTools(d *Deps) []*mcp.Tool {
 					if (in.SourceType == "local" && !local) || (in.SourceType == "remote" && local) {
 						continue
 					}
-					out.Repositories = append(out.Repositories, goldenRecord{Alias: g.Alias, RepoURL: gitcli.Redact(g.Source), DefaultBranch: g.Branch, CreatedAt: g.CreatedAt, State: g.State, Commit: g.Commit})
+					out.Repositories = append(out.Repositories, goldenRecord{Alias: g.Alias, RepoURL: g.DisplayURL(), DefaultBranch: g.Branch, CreatedAt: g.CreatedAt, State: g.State, Commit: g.Commit})
 				}
 				return out, nil
 			}).Input(func(s *jsonschema.Schema) {
