@@ -51,20 +51,26 @@ func main() {
 	history := flag.String("history", "", "a git repository whose commit subjects are queried against the files they changed")
 	nHistory := flag.Int("history-queries", 300, "commits to query from -history")
 	skipPerf := flag.Bool("skip-perf", false, "skip the full-tree indexing measurements")
+	keep := flag.String("keep", "", "keep the data directory here (must not exist) instead of deleting it")
 	flag.Parse()
-	if err := run(*goroot, *nq, *history, *nHistory, *skipPerf); err != nil {
+	if err := run(*goroot, *nq, *history, *nHistory, *skipPerf, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(goroot string, nq int, history string, nHistory int, skipPerf bool) error {
+func run(goroot string, nq int, history string, nHistory int, skipPerf bool, keep string) error {
 	ctx := context.Background()
-	work, err := os.MkdirTemp("", "cidx-search-bench-*")
-	if err != nil {
+	work := keep
+	if keep == "" {
+		var err error
+		if work, err = os.MkdirTemp("", "cidx-search-bench-*"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(work)
+	} else if err := os.Mkdir(keep, 0o755); err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
 	a, err := app.Open(ctx, filepath.Join(work, "data"), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return err
@@ -141,7 +147,12 @@ func perf(ctx context.Context, a *app.App, work, goroot string) error {
 	m := st.Manifest
 	fmt.Printf("full index (clone + snapshot + trigram + BM25 + vectors): %.1f s (lexical %.1f s, vectors %.1f s)\n", took.Seconds(), float64(m.LexicalMS)/1000, float64(m.VectorsMS)/1000)
 	fmt.Printf("indexed: %d files, %d MB, %d chunks; skipped %v\n", m.Files, m.Bytes>>20, m.Chunks, m.Skipped)
-	fmt.Printf("index on disk: %d MB = %.2fx the indexed source\n", m.DiskBytes>>20, float64(m.DiskBytes)/float64(max(1, m.Bytes)))
+	parts := ""
+	if rd, err := a.Index.Open(ctx, "goroot"); err == nil {
+		parts = breakdown(rd.Dir)
+		rd.Release()
+	}
+	fmt.Printf("index on disk: %d MB = %.2fx the indexed source (%s)\n", m.DiskBytes>>20, float64(m.DiskBytes)/float64(max(1, m.Bytes)), parts)
 
 	// Change one file and refresh.
 	f := filepath.Join(repo, "net", "http", "server.go")
@@ -186,6 +197,25 @@ func perf(ctx context.Context, a *app.App, work, goroot string) error {
 	runtime.GC()
 	fmt.Printf("process RSS with the index loaded: %d MB\n", rss()>>20)
 	return nil
+}
+
+// breakdown lists the sizes of a build's parts.
+func breakdown(dir string) string {
+	var parts []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		var n int64
+		filepath.WalkDir(filepath.Join(dir, e.Name()), func(_ string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				if info, err := d.Info(); err == nil {
+					n += info.Size()
+				}
+			}
+			return nil
+		})
+		parts = append(parts, fmt.Sprintf("%s %.1f MB", e.Name(), float64(n)/(1<<20)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -78,7 +78,7 @@ func Open(ctx context.Context, dataDir string, log *slog.Logger) (*App, error) {
 		return nil, fmt.Errorf("embedding configuration: %w", err)
 	}
 	ic := file.Index
-	a.Index = index.NewManager(db, gitcli.Default, dataDir, emb, index.Config{MaxFileBytes: ic.MaxFileBytes, Exclude: ic.Exclude, IndexGenerated: ic.IndexGenerated, Int8Vectors: ic.Int8Vectors}, log)
+	a.Index = index.NewManager(db, gitcli.Default, dataDir, emb, index.Config{MaxFileBytes: ic.MaxFileBytes, Exclude: ic.Exclude, IndexGenerated: ic.IndexGenerated, Int8Vectors: ic.Int8()}, log)
 	a.Repos.SetIndexer(a.Index)
 	a.Search = search.NewService(a.Repos, a.Index)
 	a.Files = files.NewService(a.Repos, func(ctx context.Context) (files.Budget, error) {
@@ -126,7 +126,25 @@ func (a *App) MCPServer(defaultUser string) *sdk.Server {
 // StartBackground runs the job workers and the refresh scheduler until ctx ends.
 func (a *App) StartBackground(ctx context.Context) {
 	a.Jobs.Start(ctx, 2)
+	a.reindexOutdated(ctx)
 	go a.scheduleRefreshes(ctx)
+}
+
+// reindexOutdated queues a full reindex of every repository whose index
+// was written in an older format, which this version does not serve.
+func (a *App) reindexOutdated(ctx context.Context) {
+	all, err := a.Repos.List(ctx)
+	if err != nil {
+		return
+	}
+	for _, g := range all {
+		if g.State != repos.StateReady || !a.Index.Outdated(ctx, g.Alias) {
+			continue
+		}
+		if _, err := a.Repos.Reindex(ctx, "system", g.Alias, true); err == nil {
+			a.Log.Info("index format changed: reindex queued", "repo", g.Alias)
+		}
+	}
 }
 
 // scheduleRefreshes queues a refresh of every ready golden repository whose

@@ -2,10 +2,16 @@ package app_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cidx/cidx/internal/auth"
+	"github.com/cidx/cidx/internal/jobs"
+	"github.com/cidx/cidx/internal/search"
 	"github.com/cidx/cidx/internal/testutil"
 )
 
@@ -141,5 +147,73 @@ func TestRefreshIsIncrementalAndSearchFollows(t *testing.T) {
 	hits := results(t, mustCall(t, cs, "search_code", map[string]any{"query_text": "exponential backoff", "repository_alias": "demo-global", "search_mode": "fts"}))
 	if len(hits) == 0 || hits[0]["file_path"] != "src/retry.go" {
 		t.Fatalf("new file not found after refresh: %v", hits)
+	}
+}
+
+// An incremental refresh (a file changed, one deleted, one added) serves
+// exactly what a full rebuild of the same commit serves: no trace of the
+// old content, and the same chunks with the same BM25 scores.
+func TestIncrementalIndexEqualsFullRebuild(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	if err := os.Remove(filepath.Join(e.src, "src", "app.py")); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Commit(t, e.src, "rewrite main, drop app.py, add retry", map[string]string{
+		"main.go":      "package main\n\n// launchRocket starts the countdown and ignites the engines.\nfunc launchRocket() { countdown(10) }\n\nfunc main() { launchRocket() }\n",
+		"src/retry.go": "package src\n\n// retryRequest sends the request again with exponential backoff.\nfunc retryRequest() {}\n",
+	})
+	run := func(j jobs.Job, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done, err := e.a.Jobs.RunNow(ctx, j.ID); err != nil || done.Status != jobs.Completed {
+			t.Fatalf("job %s: %+v %v", j.Op, done, err)
+		}
+	}
+	run(e.a.Repos.Refresh(ctx, "admin", "demo"))
+	if st, _ := e.a.Index.Status(ctx, "demo"); !st.Manifest.Incremental {
+		t.Fatalf("refresh was not incremental: %+v", st.Manifest)
+	}
+	queries := []string{"hello hi", "launch rocket countdown", "exponential backoff retry", "demo greets people", "fmt println main"}
+	snapshot := func() []string {
+		var out []string
+		for _, q := range queries {
+			for _, mode := range []string{"fts", "semantic"} {
+				res, err := e.a.Search.Code(ctx, search.CodeQuery{Text: q, Aliases: []string{"demo-global"}, Mode: mode, Limit: 5})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var hits []string
+				for _, h := range res.Hits {
+					if h.FilePath == "src/app.py" {
+						t.Errorf("%s %q found the deleted file", mode, q)
+					}
+					hits = append(hits, fmt.Sprintf("%s:%s:%.4f", h.FilePath, h.ChunkID, h.SimilarityScore))
+				}
+				slices.Sort(hits) // equal scores may come in another order
+				out = append(out, mode+" "+q+" -> "+strings.Join(hits, " "))
+			}
+		}
+		return out
+	}
+	incremental := snapshot()
+	if !strings.Contains(incremental[2], "main.go") || !strings.Contains(incremental[4], "src/retry.go") {
+		t.Fatalf("changed and added files not found:\n%s", strings.Join(incremental, "\n"))
+	}
+	for pat, want := range map[string]int{"def hello": 0, "launchRocket": 3} {
+		res, err := e.a.Search.Regex(ctx, search.RegexQuery{Pattern: pat, Aliases: []string{"demo-global"}})
+		if err != nil || len(res.Repos) != 1 || res.Repos[0].TotalMatches != want {
+			t.Fatalf("regex %q: %+v %v, want %d matches", pat, res, err, want)
+		}
+	}
+	run(e.a.Repos.Reindex(ctx, "admin", "demo", true))
+	if st, _ := e.a.Index.Status(ctx, "demo"); st.Manifest.Incremental {
+		t.Fatal("full reindex was incremental")
+	}
+	full := snapshot()
+	if !slices.Equal(incremental, full) {
+		t.Fatalf("incremental index differs from a full rebuild:\nincremental:\n%s\nfull:\n%s", strings.Join(incremental, "\n"), strings.Join(full, "\n"))
 	}
 }

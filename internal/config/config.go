@@ -80,8 +80,13 @@ type Index struct {
 	MaxFileBytes   int64    `yaml:"max_file_bytes"`
 	Exclude        []string `yaml:"exclude"`
 	IndexGenerated bool     `yaml:"index_generated"`
-	Int8Vectors    bool     `yaml:"int8_vectors"`
+	// Int8Vectors stores vectors as int8 on disk (the default; false keeps
+	// float32, 4x larger, for the last bit of ranking precision).
+	Int8Vectors *bool `yaml:"int8_vectors"`
 }
+
+// Int8 is Int8Vectors with its default (true).
+func (i Index) Int8() bool { return i.Int8Vectors == nil || *i.Int8Vectors }
 
 // Settings are the values an admin can change while the server runs.
 type Settings struct {

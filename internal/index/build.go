@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cidx/cidx/internal/bm25"
 	"github.com/cidx/cidx/internal/chunk"
 	"github.com/cidx/cidx/internal/files"
 	"github.com/cidx/cidx/internal/gitcli"
@@ -38,7 +40,7 @@ type buildRequest struct {
 	prev     string // the previous build directory, "" for a full build
 }
 
-const trigramShards = 16
+const trigramShards = 8
 
 // fileRec is one indexed file of a build.
 type fileRec struct {
@@ -50,7 +52,7 @@ type fileRec struct {
 	symbols          []chunk.Symbol
 }
 
-// buildLexical writes chunks.db and the trigram shards of req.out.
+// buildLexical writes chunks.db, bm25.bin and the trigram shards of req.out.
 func (m *Manager) buildLexical(ctx context.Context, req buildRequest, progress Progress) (*Manifest, error) {
 	start := time.Now()
 	cfg := m.cfg.withDefaults()
@@ -135,6 +137,7 @@ func (m *Manager) buildLexical(ctx context.Context, req buildRequest, progress P
 		toRead = append(toRead, e)
 	}
 	var changed []string
+	removed := map[uint32]bool{} // chunk rowids of changed and vanished files
 	for p, blob := range prevFiles {
 		if blobs[p] != blob {
 			changed = append(changed, p)
@@ -155,7 +158,7 @@ func (m *Manager) buildLexical(ctx context.Context, req buildRequest, progress P
 		}
 	}
 	for _, p := range changed {
-		if err := deleteFile(ctx, tx, p); err != nil {
+		if err := deleteFile(ctx, tx, p, removed); err != nil {
 			return nil, err
 		}
 	}
@@ -199,6 +202,7 @@ func (m *Manager) buildLexical(ctx context.Context, req buildRequest, progress P
 	if err != nil {
 		return nil, err
 	}
+	lex := bm25.NewBuilder()
 	defer w.close()
 	for _, rec := range nameSkips {
 		if err := w.skip(rec); err != nil {
@@ -220,7 +224,7 @@ func (m *Manager) buildLexical(ctx context.Context, req buildRequest, progress P
 			continue
 		}
 		man.ReadFiles++
-		if err := w.file(rec, now); err != nil {
+		if err := w.file(rec, now, lex); err != nil {
 			return nil, err
 		}
 		if incremental {
@@ -256,6 +260,12 @@ func (m *Manager) buildLexical(ctx context.Context, req buildRequest, progress P
 		}
 		rows.Close()
 	}
+
+	progress(48, "writing the BM25 index")
+	if err := writeBM25(filepath.Join(tmp, "bm25.bin"), req.prev, incremental, removed, lex); err != nil {
+		return nil, err
+	}
+	lex = nil
 
 	progress(50, "building trigram shards")
 	trigDir := filepath.Join(tmp, "trigram")
@@ -326,16 +336,45 @@ func loadPrev(ctx context.Context, db *sql.DB, files map[string]string, skipped 
 
 type skipRow struct{ Blob string }
 
-func deleteFile(ctx context.Context, tx *sql.Tx, p string) error {
-	for _, q := range []string{
-		"DELETE FROM fts WHERE rowid IN (SELECT rowid FROM chunks WHERE path = ?)",
-		"DELETE FROM chunks WHERE path = ?",
-		"DELETE FROM symbols WHERE path = ?",
-		"DELETE FROM files WHERE path = ?",
-	} {
-		if _, err := tx.ExecContext(ctx, q, p); err != nil {
-			return fmt.Errorf("remove %s from the index: %w", p, err)
+// writeBM25 writes the build's BM25 index: the previous one merged with
+// the changes, or the builder's documents alone.
+func writeBM25(path, prevDir string, incremental bool, removed map[uint32]bool, lex *bm25.Builder) error {
+	if !incremental {
+		return lex.Write(path)
+	}
+	old, err := bm25.Open(filepath.Join(prevDir, "bm25.bin"))
+	if err != nil {
+		return fmt.Errorf("open the previous BM25 index: %w", err)
+	}
+	defer old.Close()
+	// A dense set: the merge asks once per posting.
+	var gone []bool
+	for d := range removed {
+		if int(d) >= len(gone) {
+			gone = append(gone, make([]bool, int(d)+1-len(gone))...)
 		}
+		gone[d] = true
+	}
+	if err := bm25.Merge(path, old, func(d uint32) bool { return int(d) < len(gone) && gone[d] }, lex); err != nil {
+		return fmt.Errorf("update the BM25 index: %w", err)
+	}
+	return nil
+}
+
+// deleteFile removes file p's rows, adding its chunks' rowids to removed.
+func deleteFile(ctx context.Context, tx *sql.Tx, p string, removed map[uint32]bool) error {
+	var first, last int64
+	if err := tx.QueryRowContext(ctx, "SELECT first_chunk, last_chunk FROM files WHERE path = ?", p).Scan(&first, &last); err != nil {
+		return fmt.Errorf("remove %s from the index: %w", p, err)
+	}
+	for id := first; id <= last; id++ {
+		removed[uint32(id)] = true
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE rowid BETWEEN ? AND ?", first, last); err != nil {
+		return fmt.Errorf("remove %s from the index: %w", p, err)
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM files WHERE path = ?", p); err != nil {
+		return fmt.Errorf("remove %s from the index: %w", p, err)
 	}
 	return nil
 }
@@ -414,54 +453,54 @@ func isGenerated(data []byte) bool {
 }
 
 func trigramDoc(rec *fileRec) trigram.Doc {
-	syms := make([]trigram.Symbol, len(rec.symbols))
-	for i, s := range rec.symbols {
+	return trigram.Doc{Path: rec.path, Content: rec.content, Language: rec.lang, Symbols: trigramSymbols(rec.symbols)}
+}
+
+func trigramSymbols(in []chunk.Symbol) []trigram.Symbol {
+	syms := make([]trigram.Symbol, len(in))
+	for i, s := range in {
 		syms[i] = trigram.Symbol{Name: s.Name, Kind: s.Kind, StartOffset: s.StartOffset, EndOffset: s.EndOffset}
 	}
-	return trigram.Doc{Path: rec.path, Content: rec.content, Language: rec.lang, Symbols: syms}
+	return syms
 }
 
 // shardDocs reads the indexed files of one trigram shard back from the
 // snapshot, with their stored symbols.
 func (m *Manager) shardDocs(ctx context.Context, db *sql.DB, root *os.Root, shard int) ([]trigram.Doc, error) {
-	rows, err := db.QueryContext(ctx, "SELECT path, language FROM files WHERE shard = ? ORDER BY path", shard)
+	rows, err := db.QueryContext(ctx, "SELECT path, language, symbols FROM files WHERE shard = ? ORDER BY path", shard)
 	if err != nil {
 		return nil, err
 	}
-	type pl struct{ path, lang string }
-	var list []pl
+	var docs []trigram.Doc
 	for rows.Next() {
-		var x pl
-		rows.Scan(&x.path, &x.lang)
-		list = append(list, x)
-	}
-	rows.Close()
-	docs := make([]trigram.Doc, 0, len(list))
-	for _, x := range list {
-		data, err := root.ReadFile(x.path)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", x.path, err)
-		}
-		srows, err := db.QueryContext(ctx, "SELECT name, kind, start_offset, end_offset FROM symbols WHERE path = ?", x.path)
-		if err != nil {
+		var d trigram.Doc
+		var packed []byte
+		if err := rows.Scan(&d.Path, &d.Language, &packed); err != nil {
+			rows.Close()
 			return nil, err
 		}
-		var syms []trigram.Symbol
-		for srows.Next() {
-			var s trigram.Symbol
-			srows.Scan(&s.Name, &s.Kind, &s.StartOffset, &s.EndOffset)
-			syms = append(syms, s)
+		if d.Symbols, err = unpackSymbols(packed); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("%s: %w", d.Path, err)
 		}
-		srows.Close()
-		docs = append(docs, trigram.Doc{Path: x.path, Content: data, Language: x.lang, Symbols: syms})
+		docs = append(docs, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range docs {
+		if docs[i].Content, err = root.ReadFile(docs[i].Path); err != nil {
+			return nil, fmt.Errorf("read %s: %w", docs[i].Path, err)
+		}
 	}
 	return docs, nil
 }
 
 // writer inserts a build's rows through prepared statements.
 type writer struct {
-	ctx                               context.Context
-	insFile, skipped, chunk, fts, sym *sql.Stmt
+	ctx                                  context.Context
+	insFile, skipped, insChunk, setRange *sql.Stmt
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx) (*writer, error) {
@@ -475,17 +514,16 @@ func newWriter(ctx context.Context, tx *sql.Tx) (*writer, error) {
 		st, err = tx.PrepareContext(ctx, q)
 		return st
 	}
-	w.insFile = prep("INSERT OR REPLACE INTO files(path, blob, language, size, shard) VALUES(?, ?, ?, ?, ?)")
+	w.insFile = prep("INSERT INTO files(path, blob, language, size, shard, indexed_at, symbols) VALUES(?, ?, ?, ?, ?, ?, ?)")
 	w.skipped = prep("INSERT OR REPLACE INTO skipped(path, blob, reason, size) VALUES(?, ?, ?, ?)")
-	w.chunk = prep(`INSERT INTO chunks(id, path, idx, start_line, end_line, start_offset, end_offset, language, kind, symbol, content_hash, token_count, created_at)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	w.fts = prep("INSERT INTO fts(rowid, body, path, symbol) VALUES(?, ?, ?, ?)")
-	w.sym = prep("INSERT INTO symbols(path, name, kind, line, start_offset, end_offset) VALUES(?, ?, ?, ?, ?, ?)")
+	w.insChunk = prep(`INSERT INTO chunks(id, file, idx, start_line, end_line, start_offset, end_offset, kind, symbol, content_hash, token_count)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	w.setRange = prep("UPDATE files SET first_chunk = ?, last_chunk = ? WHERE id = ?")
 	return w, err
 }
 
 func (w *writer) close() {
-	for _, st := range []*sql.Stmt{w.insFile, w.skipped, w.chunk, w.fts, w.sym} {
+	for _, st := range []*sql.Stmt{w.insFile, w.skipped, w.insChunk, w.setRange} {
 		if st != nil {
 			st.Close()
 		}
@@ -497,27 +535,37 @@ func (w *writer) skip(rec *fileRec) error {
 	return err
 }
 
-func (w *writer) file(rec *fileRec, now string) error {
-	if _, err := w.insFile.ExecContext(w.ctx, rec.path, rec.blob, rec.lang, rec.size, trigram.ShardOf(rec.path, trigramShards)); err != nil {
-		return err
+// file inserts rec's rows and adds its chunks to the BM25 builder.
+func (w *writer) file(rec *fileRec, now string, lex *bm25.Builder) error {
+	res, err := w.insFile.ExecContext(w.ctx, rec.path, rec.blob, rec.lang, rec.size, trigram.ShardOf(rec.path, trigramShards), now, packSymbols(trigramSymbols(rec.symbols)))
+	if err != nil {
+		return fmt.Errorf("index %s: %w", rec.path, err)
 	}
-	pathTerms := joinTerms(rec.path)
+	fileID, _ := res.LastInsertId()
+	first, last := int64(0), int64(-1)
 	for i, c := range rec.chunks {
 		sum := sha256.Sum256([]byte(c.Content))
-		hash := hex.EncodeToString(sum[:16])
+		hash := sum[:16]
 		id := chunkID(rec.path, c.StartOffset, c.EndOffset, hash)
-		res, err := w.chunk.ExecContext(w.ctx, id, rec.path, i, c.StartLine, c.EndLine, c.StartOffset, c.EndOffset, rec.lang, c.Kind, c.Symbol, hash, (len(c.Content)+3)/4, now)
+		res, err := w.insChunk.ExecContext(w.ctx, id, fileID, i, c.StartLine, c.EndLine, c.StartOffset, c.EndOffset, c.Kind, c.Symbol, hash, (len(c.Content)+3)/4)
 		if err != nil {
 			return fmt.Errorf("index %s: %w", rec.path, err)
 		}
 		rowid, _ := res.LastInsertId()
-		if _, err := w.fts.ExecContext(w.ctx, rowid, joinTerms(c.Content), pathTerms, joinTerms(c.Symbol)); err != nil {
-			return fmt.Errorf("index %s: %w", rec.path, err)
+		if rowid <= 0 || rowid > math.MaxUint32 {
+			return fmt.Errorf("index %s: chunk rowid %d out of range", rec.path, rowid)
 		}
+		lex.AddText(uint32(rowid), c.Content, rec.path, c.Symbol)
+		if i == 0 {
+			first = rowid
+		} else if rowid != last+1 {
+			return fmt.Errorf("index %s: chunk rowids are not consecutive (%d after %d)", rec.path, rowid, last)
+		}
+		last = rowid
 	}
-	for _, s := range rec.symbols {
-		if _, err := w.sym.ExecContext(w.ctx, rec.path, s.Name, s.Kind, s.Line, s.StartOffset, s.EndOffset); err != nil {
-			return err
+	if len(rec.chunks) > 0 {
+		if _, err := w.setRange.ExecContext(w.ctx, first, last, fileID); err != nil {
+			return fmt.Errorf("index %s: %w", rec.path, err)
 		}
 	}
 	return nil
@@ -525,9 +573,9 @@ func (w *writer) file(rec *fileRec, now string) error {
 
 // chunkID is stable while the file's content is: it hashes the path, the
 // chunk's byte range and its content.
-func chunkID(path string, start, end int, hash string) string {
-	sum := sha256.Sum256([]byte(path + "\x00" + strconv.Itoa(start) + "\x00" + strconv.Itoa(end) + "\x00" + hash))
-	return hex.EncodeToString(sum[:12])
+func chunkID(path string, start, end int, hash []byte) []byte {
+	sum := sha256.Sum256([]byte(path + "\x00" + strconv.Itoa(start) + "\x00" + strconv.Itoa(end) + "\x00" + hex.EncodeToString(hash)))
+	return sum[:12]
 }
 
 func copyFile(src, dst string) error {

@@ -3,23 +3,34 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
+	"errors"
 	"fmt"
-	"strings"
+	"slices"
 
-	"github.com/cidx/cidx/internal/codetok"
+	"github.com/cidx/cidx/internal/trigram"
 )
 
-// chunks.db holds, per build: the indexed files (path -> blob), their
-// chunks (positions and hashes; the text stays in the snapshot), their
-// symbols, and a contentless FTS5 index over the chunks' terms for BM25.
+// chunks.db holds, per build: the indexed files (path -> blob, with their
+// symbols packed in a blob for rebuilding trigram shards), the files left
+// out and why, and the chunks (positions and hashes; the text stays in the
+// snapshot). Chunk rows are keyed by rowid, which bm25.bin and vectors.bin
+// use as document id. Hashes and ids are stored as bytes: this table is a
+// large part of the index on disk.
 const chunksSchema = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (
-	path     TEXT PRIMARY KEY,
-	blob     TEXT NOT NULL,
-	language TEXT NOT NULL,
-	size     INTEGER NOT NULL,
-	shard    INTEGER NOT NULL
+	id         INTEGER PRIMARY KEY,
+	path       TEXT NOT NULL UNIQUE,
+	blob       TEXT NOT NULL,
+	language   TEXT NOT NULL,
+	size       INTEGER NOT NULL,
+	shard      INTEGER NOT NULL,
+	indexed_at TEXT NOT NULL,
+	symbols    BLOB,
+	-- A file's chunks are inserted together: their rowids are this range.
+	first_chunk INTEGER NOT NULL DEFAULT 0,
+	last_chunk  INTEGER NOT NULL DEFAULT -1
 );
 CREATE TABLE skipped (
 	path   TEXT PRIMARY KEY,
@@ -29,32 +40,18 @@ CREATE TABLE skipped (
 );
 CREATE TABLE chunks (
 	rowid        INTEGER PRIMARY KEY,
-	id           TEXT NOT NULL UNIQUE,
-	path         TEXT NOT NULL,
+	id           BLOB NOT NULL UNIQUE,
+	file         INTEGER NOT NULL,
 	idx          INTEGER NOT NULL,
 	start_line   INTEGER NOT NULL,
 	end_line     INTEGER NOT NULL,
 	start_offset INTEGER NOT NULL,
 	end_offset   INTEGER NOT NULL,
-	language     TEXT NOT NULL,
 	kind         TEXT NOT NULL,
 	symbol       TEXT NOT NULL,
-	content_hash TEXT NOT NULL,
-	token_count  INTEGER NOT NULL,
-	created_at   TEXT NOT NULL
+	content_hash BLOB NOT NULL,
+	token_count  INTEGER NOT NULL
 );
-CREATE INDEX chunks_path ON chunks(path);
-CREATE TABLE symbols (
-	path         TEXT NOT NULL,
-	name         TEXT NOT NULL,
-	kind         TEXT NOT NULL,
-	line         INTEGER NOT NULL,
-	start_offset INTEGER NOT NULL,
-	end_offset   INTEGER NOT NULL
-);
-CREATE INDEX symbols_path ON symbols(path);
-CREATE VIRTUAL TABLE fts USING fts5(body, path, symbol, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 0');
-CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, 'row');
 `
 
 func openChunksDB(path string, readOnly bool) (*sql.DB, error) {
@@ -75,30 +72,92 @@ func openChunksDB(path string, readOnly bool) (*sql.DB, error) {
 	return db, nil
 }
 
-// uniqueTerms returns the text's terms, each once, in order.
-func uniqueTerms(text string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range codetok.Terms(text) {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
+// symbolKinds are stored as one byte (see chunk.Symbol); otherKind is
+// followed by the kind as a string.
+var symbolKinds = []string{"function", "method", "class", "type", "interface", "field", "const", "var"}
+
+const otherKind = 0xFF
+
+// packSymbols encodes a file's symbols compactly for the files table.
+func packSymbols(syms []trigram.Symbol) []byte {
+	var out []byte
+	out = binary.AppendUvarint(out, uint64(len(syms)))
+	for _, s := range syms {
+		out = binary.AppendUvarint(out, uint64(len(s.Name)))
+		out = append(out, s.Name...)
+		if k := slices.Index(symbolKinds, s.Kind); k >= 0 {
+			out = append(out, byte(k))
+		} else {
+			out = append(out, otherKind)
+			out = binary.AppendUvarint(out, uint64(len(s.Kind)))
+			out = append(out, s.Kind...)
 		}
+		out = binary.AppendUvarint(out, uint64(s.StartOffset))
+		out = binary.AppendUvarint(out, uint64(s.EndOffset-s.StartOffset))
 	}
 	return out
 }
 
-// orQuery is an FTS5 query matching any of terms, so that BM25 ranks
-// chunks by how many of the rarer terms they hold.
-func orQuery(terms []string) string {
-	parts := make([]string, len(terms))
-	for i, t := range terms {
-		parts[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+// unpackSymbols decodes packSymbols' output.
+func unpackSymbols(b []byte) ([]trigram.Symbol, error) {
+	bad := errors.New("corrupt symbol list")
+	next := func() (uint64, error) {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, bad
+		}
+		b = b[n:]
+		return v, nil
 	}
-	return strings.Join(parts, " OR ")
+	str := func() (string, error) {
+		n, err := next()
+		if err != nil || n > uint64(len(b)) {
+			return "", bad
+		}
+		s := string(b[:n])
+		b = b[n:]
+		return s, nil
+	}
+	if len(b) == 0 {
+		return nil, nil
+	}
+	n, err := next()
+	if err != nil || n > uint64(len(b)) {
+		return nil, bad
+	}
+	out := make([]trigram.Symbol, 0, n)
+	for range n {
+		var s trigram.Symbol
+		var start, size uint64
+		if s.Name, err = str(); err != nil {
+			return nil, err
+		}
+		if len(b) == 0 {
+			return nil, bad
+		}
+		k := b[0]
+		b = b[1:]
+		switch {
+		case int(k) < len(symbolKinds):
+			s.Kind = symbolKinds[k]
+		case k == otherKind:
+			if s.Kind, err = str(); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, bad
+		}
+		if start, err = next(); err != nil {
+			return nil, err
+		}
+		if size, err = next(); err != nil {
+			return nil, err
+		}
+		s.StartOffset, s.EndOffset = int(start), int(start+size)
+		out = append(out, s)
+	}
+	return out, nil
 }
-
-func joinTerms(s string) string { return strings.Join(codetok.Terms(s), " ") }
 
 func setMeta(ctx context.Context, tx *sql.Tx, key, value string) error {
 	_, err := tx.ExecContext(ctx, "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", key, value)

@@ -1,6 +1,7 @@
 // Package index builds and serves the search index of a repository
-// snapshot: trigram shards (regex and substring search), chunks with BM25
-// in SQLite FTS5, and embedding vectors in a flat file searched exactly.
+// snapshot: trigram shards (regex and substring search), chunk metadata in
+// SQLite, a BM25 index over the chunks (package bm25), and embedding
+// vectors in a flat file searched exactly.
 //
 // Each build lives in its own directory under DATA_DIR/repos/ALIAS/index/
 // and is published by switching one database row, so readers always see a
@@ -21,8 +22,9 @@ import (
 )
 
 // FormatVersion changes when the on-disk layout changes; a build of
-// another version is never reused incrementally.
-const FormatVersion = 1
+// another version is never reused incrementally, and is not served: the
+// repository needs a reindex (version 2 replaced FTS5 by bm25.bin).
+const FormatVersion = 2
 
 // Config says what is indexed.
 type Config struct {
@@ -36,8 +38,8 @@ type Config struct {
 	// IndexGenerated also indexes files marked as generated ("Code
 	// generated ... DO NOT EDIT.", "@generated"); off by default.
 	IndexGenerated bool `yaml:"index_generated" json:"index_generated"`
-	// Int8Vectors stores vectors quantised to int8 (4x smaller, slightly
-	// less exact ranking).
+	// Int8Vectors stores vectors quantised to int8 on disk (4x smaller;
+	// they are decoded into memory when a build is opened).
 	Int8Vectors bool `yaml:"int8_vectors" json:"int8_vectors"`
 }
 

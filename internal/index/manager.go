@@ -140,6 +140,13 @@ func (m *Manager) Index(ctx context.Context, alias, commit, snapshot, gitDir str
 		return nil, err
 	}
 	m.prune(alias, name, prev.Dir)
+	// Open the new build now, so that the first search does not pay for
+	// loading it.
+	go func() {
+		if r, err := m.Open(context.WithoutCancel(ctx), alias); err == nil {
+			r.Release()
+		}
+	}()
 	return man, nil
 }
 
@@ -220,6 +227,13 @@ func (m *Manager) Status(ctx context.Context, alias string) (Status, error) {
 	return st, nil
 }
 
+// Outdated reports whether alias has a published index in another format
+// than this version writes (so it cannot be served and must be rebuilt).
+func (m *Manager) Outdated(ctx context.Context, alias string) bool {
+	r, err := m.load(ctx, alias)
+	return err == nil && r.Dir != "" && r.Manifest.Version != FormatVersion
+}
+
 // ErrNotIndexed is returned when a repository has no published index.
 var ErrNotIndexed = errors.New("not indexed")
 
@@ -234,6 +248,9 @@ func (m *Manager) Open(ctx context.Context, alias string) (*Reader, error) {
 			return nil, fmt.Errorf("%w: the first index of %s is being built; try again when its job has completed", ErrNotIndexed, alias)
 		}
 		return nil, fmt.Errorf("%w: %s has no index (state %s)", ErrNotIndexed, alias, r.State)
+	}
+	if r.Manifest.Version != FormatVersion {
+		return nil, fmt.Errorf("%w: the index of %s was built by another cidx version (format %d, this one reads %d); it is rebuilt at server start, or run trigger_reindex", ErrNotIndexed, alias, r.Manifest.Version, FormatVersion)
 	}
 	dir := filepath.Join(m.indexDir(alias), r.Dir)
 	m.mu.Lock()
@@ -271,7 +288,7 @@ func (m *Manager) buildVectors(ctx context.Context, dir, prevDir string, prev ro
 		path, symbol, hash string
 		start, end         int
 	}
-	rows, err := db.QueryContext(ctx, "SELECT rowid, path, symbol, content_hash, start_offset, end_offset FROM chunks ORDER BY rowid")
+	rows, err := db.QueryContext(ctx, "SELECT c.rowid, f.path, c.symbol, c.content_hash, c.start_offset, c.end_offset FROM chunks c JOIN files f ON f.id = c.file ORDER BY c.rowid")
 	if err != nil {
 		return err
 	}
@@ -283,15 +300,23 @@ func (m *Manager) buildVectors(ctx context.Context, dir, prevDir string, prev ro
 	}
 	rows.Close()
 
-	byHash := map[string][]float32{}
+	// Vectors of the previous build by content hash, when it used the same
+	// embedder: they are carried over, not recomputed.
+	var prevVecs *vectors
+	prevOrd := map[string]int{}
 	if prevDir != "" && prev.Embedder == m.emb.ID() {
-		byHash = prevVectorsByHash(ctx, prevDir)
+		if prevVecs, prevOrd, err = prevVectorsByHash(ctx, prevDir); err == nil {
+			defer prevVecs.close()
+		}
 	}
+	embedded := map[string][]float32{}
 	var missing []int
-	seen := map[string]bool{}
 	for i, c := range all {
-		if _, ok := byHash[c.hash]; !ok && !seen[c.hash] {
-			seen[c.hash] = true
+		if _, ok := prevOrd[c.hash]; ok {
+			continue
+		}
+		if _, ok := embedded[c.hash]; !ok {
+			embedded[c.hash] = nil
 			missing = append(missing, i)
 		}
 	}
@@ -328,13 +353,17 @@ func (m *Manager) buildVectors(ctx context.Context, dir, prevDir string, prev ro
 			return err
 		}
 		for j, i := range idx {
-			byHash[all[i].hash] = vecs[j]
+			embedded[all[i].hash] = vecs[j]
 		}
 		progress(100*(b+len(idx))/max(1, len(missing)), fmt.Sprintf("embedded %d of %d new chunks", b+len(idx), len(missing)))
 	}
 	out := make([]vecRow, len(all))
 	for i, c := range all {
-		out[i] = vecRow{rowid: c.rowid, v: byHash[c.hash]}
+		if ord, ok := prevOrd[c.hash]; ok {
+			out[i] = vecRow{rowid: c.rowid, from: prevVecs, ord: ord}
+		} else {
+			out[i] = vecRow{rowid: c.rowid, v: embedded[c.hash]}
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].rowid < out[j].rowid })
 	if err := writeVectors(filepath.Join(dir, "vectors.bin"), m.emb.Dim(), out, m.cfg.Int8Vectors); err != nil {
@@ -364,38 +393,43 @@ func embedText(path, symbol string, body []byte) string {
 	return strings.ToValidUTF8(b.String(), "")
 }
 
-// prevVectorsByHash maps content hash to vector for the previous build.
-func prevVectorsByHash(ctx context.Context, prevDir string) map[string][]float32 {
-	out := map[string][]float32{}
-	v, err := openVectors(filepath.Join(prevDir, "vectors.bin"))
+// prevVectorsByHash maps the previous build's chunk content hashes to
+// their rows in its vector file, which it returns open (not decoded).
+func prevVectorsByHash(ctx context.Context, prevDir string) (*vectors, map[string]int, error) {
+	v, err := mapVectors(filepath.Join(prevDir, "vectors.bin"), false)
 	if err != nil {
-		return out
+		return nil, nil, err
 	}
-	defer v.close()
 	db, err := openChunksDB(filepath.Join(prevDir, "chunks.db"), true)
 	if err != nil {
-		return out
+		v.close()
+		return nil, nil, err
 	}
 	defer db.Close()
-	hashes := map[int64]string{}
-	rows, err := db.QueryContext(ctx, "SELECT rowid, content_hash FROM chunks")
+	rows, err := db.QueryContext(ctx, "SELECT rowid, content_hash FROM chunks ORDER BY rowid")
 	if err != nil {
-		return out
+		v.close()
+		return nil, nil, err
 	}
+	defer rows.Close()
+	// Both lists are in rowid order: walk them together.
+	out := make(map[string]int, v.count)
+	ord := 0
 	for rows.Next() {
 		var id int64
 		var h string
-		rows.Scan(&id, &h)
-		hashes[id] = h
-	}
-	rows.Close()
-	v.each(func(rowid int64, vec []float32) error {
-		if h, ok := hashes[rowid]; ok {
-			out[h] = vec
+		if err := rows.Scan(&id, &h); err != nil {
+			v.close()
+			return nil, nil, err
 		}
-		return nil
-	})
-	return out
+		for ord < v.count && v.rowids[ord] < id {
+			ord++
+		}
+		if ord < v.count && v.rowids[ord] == id {
+			out[h] = ord
+		}
+	}
+	return v, out, rows.Err()
 }
 
 // IndexCommit is Index for callers that need only success or failure (the

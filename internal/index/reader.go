@@ -3,14 +3,15 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 
+	"github.com/cidx/cidx/internal/bm25"
+	"github.com/cidx/cidx/internal/codetok"
 	"github.com/cidx/cidx/internal/trigram"
 )
 
@@ -25,18 +26,14 @@ type Reader struct {
 	refs atomic.Int32
 	trig *trigram.Index
 	db   *sql.DB
+	lex  *bm25.Index
 	vecs *vectors
 
-	// Per vector row: the chunk's file (index into paths) and language,
-	// so that filters apply inside the exact vector scan.
-	rowPath []int32
-	rowLang []int32
-	paths   []string
-	langs   []string
-
-	dfMu    sync.Mutex
-	df      map[string]int
-	nChunks int
+	// Per chunk rowid: its file (index into paths and fileLang, -1 for
+	// none), so that filters apply inside the BM25 and vector scans.
+	docFile  []int32
+	paths    []string
+	fileLang []string
 }
 
 func openReader(dir string, withVectors bool) (*Reader, error) {
@@ -46,58 +43,92 @@ func openReader(dir string, withVectors bool) (*Reader, error) {
 		return nil, fmt.Errorf("open trigram index: %w", err)
 	}
 	if r.db, err = openChunksDB(filepath.Join(dir, "chunks.db"), true); err != nil {
-		r.trig.Close()
+		r.close()
+		return nil, err
+	}
+	if r.lex, err = bm25.Open(filepath.Join(dir, "bm25.bin")); err != nil {
+		r.close()
+		return nil, fmt.Errorf("open BM25 index: %w", err)
+	}
+	if err := r.loadDocs(); err != nil {
+		r.close()
 		return nil, err
 	}
 	if withVectors {
-		v, err := openVectors(filepath.Join(dir, "vectors.bin"))
-		if err == nil {
+		if v, err := openVectors(filepath.Join(dir, "vectors.bin")); err == nil {
 			r.vecs = v
-			if err := r.loadRowMeta(); err != nil {
-				r.close()
-				return nil, err
+			for _, id := range v.rowids {
+				if id < 0 || id >= int64(len(r.docFile)) || r.docFile[id] < 0 {
+					r.close()
+					return nil, fmt.Errorf("vector row %d has no chunk", id)
+				}
 			}
 		}
 	}
 	return r, nil
 }
 
-func (r *Reader) loadRowMeta() error {
-	rows, err := r.db.Query("SELECT rowid, path, language FROM chunks ORDER BY rowid")
+// loadDocs reads which file each chunk belongs to.
+func (r *Reader) loadDocs() error {
+	rows, err := r.db.Query("SELECT id, path, language FROM files")
+	if err != nil {
+		return err
+	}
+	slot := map[int64]int32{}
+	for rows.Next() {
+		var id int64
+		var p, l string
+		if err := rows.Scan(&id, &p, &l); err != nil {
+			rows.Close()
+			return err
+		}
+		slot[id] = int32(len(r.paths))
+		r.paths = append(r.paths, p)
+		r.fileLang = append(r.fileLang, l)
+	}
+	rows.Close()
+	rows, err = r.db.Query("SELECT rowid, file FROM chunks ORDER BY rowid")
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	pathIdx, langIdx := map[string]int32{}, map[string]int32{}
-	byRowid := map[int64][2]int32{}
 	for rows.Next() {
-		var id int64
-		var p, l string
-		rows.Scan(&id, &p, &l)
-		pi, ok := pathIdx[p]
-		if !ok {
-			pi = int32(len(r.paths))
-			pathIdx[p] = pi
-			r.paths = append(r.paths, p)
+		var id, file int64
+		if err := rows.Scan(&id, &file); err != nil {
+			return err
 		}
-		li, ok := langIdx[l]
-		if !ok {
-			li = int32(len(r.langs))
-			langIdx[l] = li
-			r.langs = append(r.langs, l)
+		for int64(len(r.docFile)) <= id {
+			r.docFile = append(r.docFile, -1)
 		}
-		byRowid[id] = [2]int32{pi, li}
-	}
-	r.rowPath = make([]int32, r.vecs.count)
-	r.rowLang = make([]int32, r.vecs.count)
-	for i, id := range r.vecs.rowids {
-		m, ok := byRowid[id]
+		s, ok := slot[file]
 		if !ok {
-			return fmt.Errorf("vector row %d has no chunk", id)
+			return fmt.Errorf("chunk %d belongs to no file", id)
 		}
-		r.rowPath[i], r.rowLang[i] = m[0], m[1]
+		r.docFile[id] = s
 	}
 	return rows.Err()
+}
+
+// fileFilter turns keep into a per-chunk test that evaluates keep once
+// per file: a query may touch most chunks, and a path glob is not free.
+func (r *Reader) fileFilter(keep Keep) func(rowid int64) bool {
+	if keep == nil {
+		return nil
+	}
+	verdict := make([]int8, len(r.paths)) // 0 unknown, 1 keep, 2 drop
+	return func(rowid int64) bool {
+		if rowid < 0 || rowid >= int64(len(r.docFile)) || r.docFile[rowid] < 0 {
+			return false
+		}
+		f := r.docFile[rowid]
+		if verdict[f] == 0 {
+			verdict[f] = 2
+			if keep(r.paths[f], r.fileLang[f]) {
+				verdict[f] = 1
+			}
+		}
+		return verdict[f] == 1
+	}
 }
 
 // Release gives back a reader obtained from Manager.Open.
@@ -116,6 +147,7 @@ func (r *Reader) close() {
 	if r.db != nil {
 		r.db.Close()
 	}
+	r.lex.Close()
 	r.vecs.close()
 }
 
@@ -128,141 +160,32 @@ type Hit struct {
 	Score float64
 }
 
-// maxQueryTerms bounds the terms of a BM25 query: the rarest ones carry
-// nearly all of the ranking, and every extra common term makes SQLite
-// score another long posting list.
-const maxQueryTerms = 6
-
-// BM25 ranks chunks by BM25 over their terms (content, path, symbol).
+// BM25 ranks chunks by BM25 over their terms (content, path, symbol);
+// every term of text counts.
 func (r *Reader) BM25(ctx context.Context, text string, n int, keep Keep) ([]Hit, error) {
-	q := r.ftsQuery(ctx, text)
-	if q == "" {
-		return nil, nil
-	}
-	if keep == nil {
-		return r.bm25(ctx, q, n)
-	}
-	for k := max(100, n*4); ; k *= 4 {
-		hits, err := r.bm25(ctx, q, k)
-		if err != nil {
-			return nil, err
-		}
-		meta, err := r.pathLang(ctx, hits)
-		if err != nil {
-			return nil, err
-		}
-		var kept []Hit
-		for _, h := range hits {
-			if m, ok := meta[h.Rowid]; ok && keep(m[0], m[1]) && len(kept) < n {
-				kept = append(kept, h)
-			}
-		}
-		if len(kept) >= n || len(hits) < k || k >= 20000 {
-			return kept, nil
-		}
-	}
+	return r.BM25Terms(ctx, codetok.Terms(text), n, keep)
 }
 
-func (r *Reader) bm25(ctx context.Context, q string, k int) ([]Hit, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT rowid, bm25(fts, 1.0, 0.6, 1.5) FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?`, q, k)
-	if err != nil {
-		return nil, fmt.Errorf("bm25: %w", err)
-	}
-	defer rows.Close()
-	var hits []Hit
-	for rows.Next() {
-		var h Hit
-		var s float64
-		if err := rows.Scan(&h.Rowid, &s); err != nil {
-			return nil, err
-		}
-		h.Score = -s // bm25() is lower-is-better
-		hits = append(hits, h)
-	}
-	return hits, rows.Err()
-}
-
-func (r *Reader) pathLang(ctx context.Context, hits []Hit) (map[int64][2]string, error) {
-	out := map[int64][2]string{}
-	if len(hits) == 0 {
-		return out, nil
-	}
-	args := make([]any, len(hits))
-	for i, h := range hits {
-		args[i] = h.Rowid
-	}
-	rows, err := r.db.QueryContext(ctx, "SELECT rowid, path, language FROM chunks WHERE rowid IN (?"+strings.Repeat(",?", len(hits)-1)+")", args...)
-	if err != nil {
+// BM25Terms ranks chunks by BM25 for terms already tokenized (used for
+// fuzzy expansion).
+func (r *Reader) BM25Terms(ctx context.Context, terms []string, n int, keep Keep) ([]Hit, error) {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var p, l string
-		rows.Scan(&id, &p, &l)
-		out[id] = [2]string{p, l}
+	var k func(uint32) bool
+	if f := r.fileFilter(keep); f != nil {
+		k = func(d uint32) bool { return f(int64(d)) }
 	}
-	return out, rows.Err()
+	res := r.lex.Search(terms, n, k)
+	hits := make([]Hit, len(res))
+	for i, h := range res {
+		hits[i] = Hit{Rowid: int64(h.Doc), Score: h.Score}
+	}
+	return hits, nil
 }
 
-// commonShare is the share of chunks above which a term is "common": its
-// IDF is so low that it barely moves a ranking, while its long posting
-// list is what makes SQLite slow.
-const commonShare = 0.10
-
-// ftsQuery keeps the query's informative terms: the rarest ones (by how
-// many chunks hold them), at most maxQueryTerms, dropping common terms
-// unless nothing else is left, and ORs them.
-func (r *Reader) ftsQuery(ctx context.Context, text string) string {
-	terms := uniqueTerms(text)
-	if len(terms) <= 1 {
-		return orQuery(terms)
-	}
-	df := make(map[string]int, len(terms))
-	for _, t := range terms {
-		df[t] = r.docFreq(ctx, t)
-	}
-	sort.SliceStable(terms, func(i, j int) bool { return df[terms[i]] < df[terms[j]] })
-	limit := int(commonShare * float64(r.chunkCount(ctx)))
-	var kept []string
-	for _, t := range terms {
-		if df[t] == 0 || len(kept) == maxQueryTerms {
-			continue
-		}
-		if df[t] > limit && len(kept) >= 2 {
-			break
-		}
-		kept = append(kept, t)
-	}
-	return orQuery(kept)
-}
-
-// docFreq is how many chunks hold term, cached: a published build never changes.
-func (r *Reader) docFreq(ctx context.Context, term string) int {
-	r.dfMu.Lock()
-	n, ok := r.df[term]
-	r.dfMu.Unlock()
-	if ok {
-		return n
-	}
-	r.db.QueryRowContext(ctx, "SELECT doc FROM fts_vocab WHERE term = ?", term).Scan(&n)
-	r.dfMu.Lock()
-	if r.df == nil || len(r.df) > 100000 {
-		r.df = map[string]int{}
-	}
-	r.df[term] = n
-	r.dfMu.Unlock()
-	return n
-}
-
-func (r *Reader) chunkCount(ctx context.Context) int {
-	r.dfMu.Lock()
-	defer r.dfMu.Unlock()
-	if r.nChunks == 0 {
-		r.db.QueryRowContext(ctx, "SELECT count(*) FROM chunks").Scan(&r.nChunks)
-	}
-	return r.nChunks
-}
+// DocFreq is the number of chunks holding term.
+func (r *Reader) DocFreq(term string) int { return r.lex.DocFreq(term) }
 
 // ErrNoVectors means the build's vectors are not ready.
 var ErrNoVectors = errors.New("vectors are not ready")
@@ -276,8 +199,8 @@ func (r *Reader) Nearest(q []float32, n int, keep Keep) ([]Hit, error) {
 		return nil, fmt.Errorf("query vector has %d dimensions, the index %d (embedder changed? reindex)", len(q), r.vecs.dim)
 	}
 	var k func(int) bool
-	if keep != nil {
-		k = func(i int) bool { return keep(r.paths[r.rowPath[i]], r.langs[r.rowLang[i]]) }
+	if f := r.fileFilter(keep); f != nil {
+		k = func(i int) bool { return f(r.vecs.rowids[i]) }
 	}
 	res := r.vecs.search(q, n, k)
 	hits := make([]Hit, len(res))
@@ -306,11 +229,13 @@ type ChunkInfo struct {
 	Blob                   string
 }
 
-const chunkCols = "c.rowid, c.id, c.path, c.idx, c.start_line, c.end_line, c.start_offset, c.end_offset, c.language, c.kind, c.symbol, c.content_hash, c.token_count, c.created_at, f.blob"
+const chunkCols = "c.rowid, c.id, f.path, c.idx, c.start_line, c.end_line, c.start_offset, c.end_offset, f.language, c.kind, c.symbol, c.content_hash, c.token_count, f.indexed_at, f.blob"
 
 func scanChunk(s interface{ Scan(...any) error }) (ChunkInfo, error) {
 	var c ChunkInfo
-	err := s.Scan(&c.Rowid, &c.ID, &c.Path, &c.Index, &c.StartLine, &c.EndLine, &c.StartOffset, &c.EndOffset, &c.Language, &c.Kind, &c.Symbol, &c.ContentHash, &c.TokenCount, &c.CreatedAt, &c.Blob)
+	var id, hash []byte
+	err := s.Scan(&c.Rowid, &id, &c.Path, &c.Index, &c.StartLine, &c.EndLine, &c.StartOffset, &c.EndOffset, &c.Language, &c.Kind, &c.Symbol, &hash, &c.TokenCount, &c.CreatedAt, &c.Blob)
+	c.ID, c.ContentHash = hex.EncodeToString(id), hex.EncodeToString(hash)
 	return c, err
 }
 
@@ -324,7 +249,7 @@ func (r *Reader) Chunks(ctx context.Context, rowids []int64) (map[int64]ChunkInf
 	for i, id := range rowids {
 		args[i] = id
 	}
-	rows, err := r.db.QueryContext(ctx, "SELECT "+chunkCols+" FROM chunks c JOIN files f ON f.path = c.path WHERE c.rowid IN (?"+strings.Repeat(",?", len(rowids)-1)+")", args...)
+	rows, err := r.db.QueryContext(ctx, "SELECT "+chunkCols+" FROM chunks c JOIN files f ON f.id = c.file WHERE c.rowid IN (?"+strings.Repeat(",?", len(rowids)-1)+")", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -342,9 +267,13 @@ func (r *Reader) Chunks(ctx context.Context, rowids []int64) (map[int64]ChunkInf
 // ErrNoChunk is returned for an unknown chunk id.
 var ErrNoChunk = errors.New("no such chunk")
 
-// ChunkByID returns one chunk by its stable id.
+// ChunkByID returns one chunk by its stable id (24 hex digits).
 func (r *Reader) ChunkByID(ctx context.Context, id string) (ChunkInfo, error) {
-	c, err := scanChunk(r.db.QueryRowContext(ctx, "SELECT "+chunkCols+" FROM chunks c JOIN files f ON f.path = c.path WHERE c.id = ?", id))
+	raw, err := hex.DecodeString(id)
+	if err != nil || len(raw) != 12 {
+		return ChunkInfo{}, ErrNoChunk
+	}
+	c, err := scanChunk(r.db.QueryRowContext(ctx, "SELECT "+chunkCols+" FROM chunks c JOIN files f ON f.id = c.file WHERE c.id = ?", raw))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, ErrNoChunk
 	}
@@ -371,22 +300,10 @@ func (r *Reader) HasVector(rowid int64) bool {
 
 // Vocabulary returns every term of the BM25 index, for fuzzy matching.
 func (r *Reader) Vocabulary(ctx context.Context) ([]string, error) {
-	rows, err := r.db.QueryContext(ctx, "SELECT term FROM fts_vocab")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var t string
-		rows.Scan(&t)
-		out = append(out, t)
-	}
-	return out, rows.Err()
-}
-
-// BM25Terms ranks chunks by BM25 for an explicit list of terms (already
-// tokenised; used for fuzzy expansion).
-func (r *Reader) BM25Terms(ctx context.Context, terms []string, n int, keep Keep) ([]Hit, error) {
-	return r.BM25(ctx, strings.Join(terms, " "), n, keep)
+	out := make([]string, 0, r.lex.Terms())
+	r.lex.EachTerm(func(t string) bool {
+		out = append(out, strings.Clone(t))
+		return true
+	})
+	return out, ctx.Err()
 }
