@@ -269,8 +269,10 @@ func benchUpdate(ctx context.Context, docs []trigram.Doc, oldDir, newDir string,
 		byShard[s] = append(byShard[s], d)
 	}
 	t0 := time.Now()
-	err := trigram.Update(ctx, oldDir, newDir, []string{changed}, func(s int) ([]trigram.Doc, error) {
-		return byShard[s], nil
+	err := trigram.Update(ctx, oldDir, newDir, trigram.Changes{
+		Paths: []string{changed},
+		Shard: func(s int) ([]trigram.Doc, error) { return byShard[s], nil },
+		Docs:  func([]string) ([]trigram.Doc, error) { return []trigram.Doc{next[i]}, nil },
 	}, trigram.BuildOptions{})
 	if err != nil {
 		return err
@@ -292,8 +294,8 @@ func benchUpdate(ctx context.Context, docs []trigram.Doc, oldDir, newDir string,
 	if res.TotalMatches != 1 || res.Matches[0].Path != changed {
 		return fmt.Errorf("update: marker not found after Update: %+v", res)
 	}
-	fmt.Printf("update (one changed file, %s): %v, rebuilt 1 of %d shards (%.1f MB of content), others hard-linked\n",
-		changed, d.Round(time.Millisecond), shards, mb(shardBytes))
+	fmt.Printf("update (one changed file, %s): %v: a delta shard of %.1f KB; the %d hash shards (%.1f MB of content in the file's) hard-linked\n",
+		changed, d.Round(time.Millisecond), float64(len(next[i].Content))/1024, shards, mb(shardBytes))
 	return nil
 }
 

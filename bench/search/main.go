@@ -52,7 +52,13 @@ func main() {
 	nHistory := flag.Int("history-queries", 300, "commits to query from -history")
 	skipPerf := flag.Bool("skip-perf", false, "skip the full-tree indexing measurements")
 	keep := flag.String("keep", "", "keep the data directory here (must not exist) instead of deleting it")
+	weights := flag.String("hybrid-weights", "", "comma-separated vector weights to evaluate hybrid with (default: the shipped one)")
 	flag.Parse()
+	for _, w := range strings.Split(*weights, ",") {
+		if f, err := strconv.ParseFloat(strings.TrimSpace(w), 64); err == nil && f > 0 {
+			hybridWeights = append(hybridWeights, f)
+		}
+	}
 	if err := run(*goroot, *nq, *history, *nHistory, *skipPerf, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -247,14 +253,29 @@ func (q query) hit(h search.CodeHit) bool {
 	return h.FilePath == q.path && h.StartLine <= q.to && h.EndLine >= q.from
 }
 
+// hybridWeights are the vector weights hybrid is evaluated with (empty:
+// the shipped default).
+var hybridWeights []float64
+
 func evalQueries(ctx context.Context, a *app.App, alias string, qs []query) {
-	fmt.Printf("%-9s %8s %10s %9s %9s\n", "mode", "MRR@10", "Recall@10", "p50 ms", "p99 ms")
-	for _, mode := range []string{"fts", "semantic", "hybrid"} {
+	fmt.Printf("%-12s %8s %10s %9s %9s\n", "mode", "MRR@10", "Recall@10", "p50 ms", "p99 ms")
+	type run struct {
+		label, mode string
+		weight      float64
+	}
+	runs := []run{{"fts", "fts", 0}, {"semantic", "semantic", 0}}
+	if len(hybridWeights) == 0 {
+		runs = append(runs, run{"hybrid", "hybrid", 0})
+	}
+	for _, w := range hybridWeights {
+		runs = append(runs, run{fmt.Sprintf("hybrid w=%g", w), "hybrid", w})
+	}
+	for _, r := range runs {
 		var mrr, recall float64
 		var lat []time.Duration
 		for _, q := range qs {
 			t := time.Now()
-			res, err := a.Search.Code(ctx, search.CodeQuery{Text: q.text, Aliases: []string{alias}, Mode: mode, Limit: 10})
+			res, err := a.Search.Code(ctx, search.CodeQuery{Text: q.text, Aliases: []string{alias}, Mode: r.mode, Limit: 10, VectorWeight: r.weight})
 			lat = append(lat, time.Since(t))
 			if err != nil {
 				continue
@@ -280,7 +301,7 @@ func evalQueries(ctx context.Context, a *app.App, alias string, qs []query) {
 		}
 		slices.Sort(lat)
 		n := float64(len(qs))
-		fmt.Printf("%-9s %8.3f %10.3f %9.2f %9.2f\n", mode, mrr/n, recall/n, ms(lat[len(lat)/2]), ms(lat[len(lat)*99/100]))
+		fmt.Printf("%-12s %8.3f %10.3f %9.2f %9.2f\n", r.label, mrr/n, recall/n, ms(lat[len(lat)/2]), ms(lat[len(lat)*99/100]))
 	}
 }
 

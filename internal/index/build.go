@@ -40,7 +40,7 @@ type buildRequest struct {
 	prev     string // the previous build directory, "" for a full build
 }
 
-const trigramShards = 8
+const trigramShards = trigram.DefaultShards
 
 // fileRec is one indexed file of a build.
 type fileRec struct {
@@ -271,8 +271,30 @@ func (m *Manager) buildLexical(ctx context.Context, req buildRequest, progress P
 	trigDir := filepath.Join(tmp, "trigram")
 	opts := trigram.BuildOptions{Shards: trigramShards}
 	if incremental {
-		docsFor := func(shard int) ([]trigram.Doc, error) { return m.shardDocs(ctx, db, root, shard) }
-		if err := trigram.Update(ctx, filepath.Join(req.prev, "trigram"), trigDir, changed, docsFor, opts); err != nil {
+		ch := trigram.Changes{
+			Paths: changed,
+			Shard: func(shard int) ([]trigram.Doc, error) {
+				return m.storedDocs(ctx, db, root, "shard = ?", shard)
+			},
+			Docs: func(paths []string) ([]trigram.Doc, error) {
+				var out []trigram.Doc
+				for len(paths) > 0 {
+					part := paths[:min(500, len(paths))]
+					paths = paths[len(part):]
+					args := make([]any, len(part))
+					for i, p := range part {
+						args[i] = p
+					}
+					docs, err := m.storedDocs(ctx, db, root, "path IN (?"+strings.Repeat(",?", len(part)-1)+")", args...)
+					if err != nil {
+						return nil, err
+					}
+					out = append(out, docs...)
+				}
+				return out, nil
+			},
+		}
+		if err := trigram.Update(ctx, filepath.Join(req.prev, "trigram"), trigDir, ch, opts); err != nil {
 			return nil, fmt.Errorf("update trigram index: %w", err)
 		}
 	} else {
@@ -464,10 +486,11 @@ func trigramSymbols(in []chunk.Symbol) []trigram.Symbol {
 	return syms
 }
 
-// shardDocs reads the indexed files of one trigram shard back from the
-// snapshot, with their stored symbols.
-func (m *Manager) shardDocs(ctx context.Context, db *sql.DB, root *os.Root, shard int) ([]trigram.Doc, error) {
-	rows, err := db.QueryContext(ctx, "SELECT path, language, symbols FROM files WHERE shard = ? ORDER BY path", shard)
+// storedDocs reads the indexed files selected by where (a fixed SQL
+// condition on the files table, with args) back from the snapshot, with
+// their stored symbols: what trigram.Update asks for.
+func (m *Manager) storedDocs(ctx context.Context, db *sql.DB, root *os.Root, where string, args ...any) ([]trigram.Doc, error) {
+	rows, err := db.QueryContext(ctx, "SELECT path, language, symbols FROM files WHERE "+where+" ORDER BY path", args...)
 	if err != nil {
 		return nil, err
 	}

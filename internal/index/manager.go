@@ -267,6 +267,17 @@ func (m *Manager) Open(ctx context.Context, alias string) (*Reader, error) {
 		}
 		rd.refs.Add(1) // the cache's own reference
 		m.readers[dir] = rd
+		// Older builds of this repository are superseded: drop them from
+		// the cache now (searches still using one hold their own
+		// reference), rather than keep their vectors in memory until the
+		// next build prunes them.
+		prefix := m.indexDir(alias) + string(os.PathSeparator)
+		for d, old := range m.readers {
+			if d != dir && strings.HasPrefix(d, prefix) {
+				delete(m.readers, d)
+				old.release()
+			}
+		}
 	}
 	rd.refs.Add(1)
 	rd.Commit, rd.VectorsReady, rd.Embedder = r.Commit, r.VectorsReady && rd.vecs != nil, r.Embedder

@@ -10,9 +10,12 @@
 // mmap searcher, so the corpus stays out of the Go heap. Documents that
 // contain a NUL byte cannot be stored by zoekt (it replaces their content
 // with a marker) and go to a small .raw file beside their shard. Build and
-// Update write into a temporary sibling directory and rename it into place;
-// Update hard-links the shards a change does not touch, so re-indexing
-// after a commit costs one shard per changed file.
+// Update write into a temporary sibling directory and rename it into place.
+// Update hard-links every hash shard and writes the documents changed since
+// they were built into one small delta shard; the hash shards hide their
+// stale copies (listed in the manifest). Re-indexing after a commit thus
+// costs the size of the changes, until the delta outgrows its bound and is
+// folded back into the hash shards it touches.
 //
 // # Searching
 //

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -36,6 +37,23 @@ type shard struct {
 	// content points into rawMap.
 	raw    []doc
 	rawMap []byte
+	// hidden are documents of a hash shard superseded by the delta shard
+	// or removed (see Update).
+	hidden map[string]bool
+}
+
+// visible drops the hidden documents from ds.
+func (sh *shard) visible(ds []doc) []doc {
+	if len(sh.hidden) == 0 {
+		return ds
+	}
+	out := make([]doc, 0, len(ds))
+	for _, d := range ds {
+		if !sh.hidden[d.path] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 type doc struct {
@@ -53,26 +71,35 @@ func Open(dir string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{dir: dir, shards: make([]*shard, len(m.Shards))}
+	metas := m.Shards
+	ids := make([]int, len(metas))
+	for i := range ids {
+		ids[i] = i
+	}
+	if m.Delta != nil {
+		metas = append(slices.Clone(metas), *m.Delta)
+		ids = append(ids, deltaShard)
+	}
+	ix := &Index{dir: dir, shards: make([]*shard, len(metas))}
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		firstErr error
 	)
 	sem := make(chan struct{}, 4)
-	for s, meta := range m.Shards {
+	for i, meta := range metas {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			sh, err := openShard(dir, s, meta)
+			sh, err := openShard(dir, ids[i], meta)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && firstErr == nil {
 				firstErr = err
 			}
-			ix.shards[s] = sh
+			ix.shards[i] = sh
 		}()
 	}
 	wg.Wait()
@@ -81,7 +108,7 @@ func Open(dir string) (*Index, error) {
 		return nil, firstErr
 	}
 	for _, sh := range ix.shards {
-		ix.nDocs += len(sh.docs) + len(sh.raw)
+		ix.nDocs += len(sh.visible(sh.docs)) + len(sh.visible(sh.raw))
 	}
 	return ix, nil
 }
@@ -101,6 +128,12 @@ func openShard(dir string, s int, meta shardMeta) (*shard, error) {
 		return nil, fmt.Errorf("trigram: loading %s: %w", shardFile(s), err)
 	}
 	sh := &shard{searcher: searcher}
+	if len(meta.Hidden) > 0 {
+		sh.hidden = make(map[string]bool, len(meta.Hidden))
+		for _, p := range meta.Hidden {
+			sh.hidden[p] = true
+		}
+	}
 	// Enumerate the documents once: a match-all query with Whole returns
 	// each document's name and a slice of the mapped content.
 	res, err := searcher.Search(context.Background(), &query.Const{Value: true},
@@ -228,6 +261,9 @@ func (ix *Index) Symbols(ctx context.Context, namePattern string, max int) ([]Sy
 		mu.Lock()
 		defer mu.Unlock()
 		for _, fm := range res.Files {
+			if sh.hidden[fm.FileName] {
+				continue
+			}
 			for _, lm := range fm.LineMatches {
 				if lm.FileName {
 					continue

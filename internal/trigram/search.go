@@ -213,7 +213,8 @@ func (ix *Index) candidates(ctx context.Context, cond *qnode, pf *pathFilter) ([
 		out = append(out, ds...)
 		mu.Unlock()
 	}
-	filter := func(ds []doc) []doc {
+	filter := func(sh *shard, ds []doc) []doc {
+		ds = sh.visible(ds)
 		if pf.all() {
 			return ds
 		}
@@ -233,9 +234,9 @@ func (ix *Index) candidates(ctx context.Context, cond *qnode, pf *pathFilter) ([
 	}
 	err := ix.eachShard(ctx, func(sh *shard) error {
 		// Documents with NUL bytes are not in zoekt; always scan them.
-		add(filter(sh.raw))
+		add(filter(sh, sh.raw))
 		if zq == nil {
-			add(filter(sh.docs))
+			add(filter(sh, sh.docs))
 			return nil
 		}
 		res, err := sh.searcher.Search(ctx, zq, &zoekt.SearchOptions{ShardMaxMatchCount: 1 << 30})
@@ -248,7 +249,7 @@ func (ix *Index) candidates(ctx context.Context, cond *qnode, pf *pathFilter) ([
 				ds = append(ds, sh.docs[i])
 			}
 		}
-		add(filter(ds))
+		add(filter(sh, ds))
 		return nil
 	})
 	return out, err

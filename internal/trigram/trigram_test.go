@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -413,7 +414,9 @@ func TestUpdate(t *testing.T) {
 		return ds, nil
 	}
 	newDir := filepath.Join(t.TempDir(), "idx2")
-	if err := Update(ctx, oldDir, newDir, changed, docsFor, BuildOptions{}); err != nil {
+	// Without a delta shard: the touched shards are rebuilt.
+	noDelta := BuildOptions{MaxDeltaBytes: -1}
+	if err := Update(ctx, oldDir, newDir, Changes{Paths: changed, Shard: docsFor}, noDelta); err != nil {
 		t.Fatal(err)
 	}
 	touched := map[int]bool{}
@@ -475,15 +478,126 @@ func TestUpdate(t *testing.T) {
 	bad := func(s int) ([]Doc, error) {
 		return []Doc{{Path: "zzz/not-here.go"}, {Path: "zzz/not-here2.go"}, {Path: "zzz/not-here3.go"}}, nil
 	}
-	if err := Update(ctx, oldDir, filepath.Join(t.TempDir(), "x"), []string{"a", "b", "c", "d"}, bad, BuildOptions{}); err == nil {
+	if err := Update(ctx, oldDir, filepath.Join(t.TempDir(), "x"), Changes{Paths: []string{"a", "b", "c", "d"}, Shard: bad}, noDelta); err == nil {
 		t.Error("docs of the wrong shard accepted")
 	}
-	if err := Update(ctx, oldDir, newDir, nil, docsFor, BuildOptions{}); err == nil {
+	if err := Update(ctx, oldDir, filepath.Join(t.TempDir(), "x2"), Changes{Paths: []string{"a"}, Docs: func([]string) ([]Doc, error) { return bad(0) }}, BuildOptions{}); err == nil {
+		t.Error("delta docs that were not asked for accepted")
+	}
+	if err := Update(ctx, oldDir, newDir, Changes{Shard: docsFor}, BuildOptions{}); err == nil {
 		t.Error("existing newDir overwritten")
 	}
-	if err := Update(ctx, oldDir, filepath.Join(t.TempDir(), "y"), nil, docsFor, BuildOptions{Shards: n + 1}); err == nil {
+	if err := Update(ctx, oldDir, filepath.Join(t.TempDir(), "y"), Changes{Shard: docsFor}, BuildOptions{Shards: n + 1}); err == nil {
 		t.Error("shard count change accepted")
 	}
+}
+
+// A chain of updates through the delta shard (changes, removals, a file
+// changed twice, removed then re-added, NUL documents), then folded back
+// into the hash shards, answers exactly like a fresh build of the final
+// documents, and links every hash shard while the delta is used.
+func TestUpdateDeltaChain(t *testing.T) {
+	ctx := context.Background()
+	const n = 4
+	files := map[string]string{}
+	for i := 0; i < 60; i++ {
+		files[fmt.Sprintf("pkg%d/file%d.go", i%6, i)] = fmt.Sprintf("package p\n// file %d\nfunc F%d() { ReadFull() }\n", i, i)
+	}
+	files["raw/a.bin"] = "x\x00y\nRAWDOC a ReadFull\n"
+	_, dir := buildIndex(t, files, BuildOptions{Shards: n})
+	steps := []map[string]*string{}
+	str := func(s string) *string { return &s }
+	steps = append(steps,
+		map[string]*string{"pkg1/file1.go": str("package p\nfunc Changed1() { ReadFull() }\n"), "pkg2/file2.go": nil, "new/n1.go": str("package n\n// ReadFull twice ReadFull\n")},
+		map[string]*string{"pkg1/file1.go": str("package p\nfunc Changed2() {}\n"), "new/n1.go": nil, "raw/a.bin": str("x\x00y\nRAWDOC b\n")},
+		map[string]*string{"pkg2/file2.go": str("package p\nfunc Back() { ReadFull() }\n"), "pkg3/file3.go": nil},
+	)
+	queries := []Query{{Pattern: `ReadFull`, CaseSensitive: true, MaxResults: 1000}, {Pattern: `func \w+`, MaxResults: 1000}, {Pattern: `RAWDOC \w`, MaxResults: 10}}
+	check := func(label, dir string, files map[string]string) {
+		t.Helper()
+		ix, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		want, _ := buildIndex(t, files, BuildOptions{Shards: n})
+		if ix.NumDocs() != len(files) {
+			t.Errorf("%s: NumDocs %d, want %d", label, ix.NumDocs(), len(files))
+		}
+		for _, q := range queries {
+			if got, exp := keys(search(t, ix, q)), keys(search(t, want, q)); !reflect.DeepEqual(got, exp) {
+				t.Errorf("%s: %s:\ngot  %v\nwant %v", label, q.Pattern, got, exp)
+			}
+		}
+	}
+	src := func(files map[string]string) Changes {
+		return Changes{
+			Shard: func(s int) ([]Doc, error) {
+				var ds []Doc
+				for p, c := range files {
+					if ShardOf(p, n) == s {
+						ds = append(ds, Doc{Path: p, Content: []byte(c)})
+					}
+				}
+				return ds, nil
+			},
+			Docs: func(paths []string) ([]Doc, error) {
+				var ds []Doc
+				for _, p := range paths {
+					if c, ok := files[p]; ok {
+						ds = append(ds, Doc{Path: p, Content: []byte(c)})
+					}
+				}
+				return ds, nil
+			},
+		}
+	}
+	for i, step := range steps {
+		next := maps.Clone(files)
+		ch := src(next)
+		for p, c := range step {
+			ch.Paths = append(ch.Paths, p)
+			if c == nil {
+				delete(next, p)
+			} else {
+				next[p] = *c
+			}
+		}
+		newDir := filepath.Join(t.TempDir(), fmt.Sprintf("step%d", i))
+		if err := Update(ctx, dir, newDir, ch, BuildOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for s := 0; s < n; s++ {
+			a, _ := os.Stat(filepath.Join(dir, shardFile(s)))
+			b, _ := os.Stat(filepath.Join(newDir, shardFile(s)))
+			if a == nil || b == nil || !os.SameFile(a, b) {
+				t.Errorf("step %d: hash shard %d was not linked", i, s)
+			}
+		}
+		check(fmt.Sprintf("step %d", i), newDir, next)
+		files, dir = next, newDir
+	}
+	// A delta limit below the delta's size folds it back.
+	folded := filepath.Join(t.TempDir(), "folded")
+	ch := src(files)
+	ch.Paths = []string{"pkg4/file4.go"}
+	files["pkg4/file4.go"] = "package p\nfunc Folded() { ReadFull() }\n"
+	if err := Update(ctx, dir, folded, ch, BuildOptions{MaxDeltaBytes: 10}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := readManifest(folded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Delta != nil {
+		t.Error("the delta was not folded back")
+	}
+	for s, sm := range m.Shards {
+		if len(sm.Hidden) > 0 {
+			t.Errorf("shard %d still hides %v", s, sm.Hidden)
+		}
+	}
+	check("folded", folded, files)
 }
 
 func TestPrefilter(t *testing.T) {
