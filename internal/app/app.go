@@ -127,6 +127,13 @@ func (a *App) MCPServer(defaultUser string) *sdk.Server {
 func (a *App) StartBackground(ctx context.Context) {
 	a.Jobs.Start(ctx, 2)
 	a.reindexOutdated(ctx)
+	// The catalog index may be missing (first start of this version) or
+	// built with another embedder; an unchanged one costs a directory read.
+	go func() {
+		if err := a.Repos.IndexCatalog(ctx); err != nil {
+			a.Log.Warn("catalog index", "err", err)
+		}
+	}()
 	go a.scheduleRefreshes(ctx)
 }
 

@@ -217,3 +217,75 @@ func TestIncrementalIndexEqualsFullRebuild(t *testing.T) {
 		t.Fatalf("incremental index differs from a full rebuild:\nincremental:\n%s\nfull:\n%s", strings.Join(incremental, "\n"), strings.Join(full, "\n"))
 	}
 }
+
+// The catalog is searched like any repository: by words, by meaning, by
+// regex, and through wildcards; it follows repositories being added and
+// removed.
+func TestCatalogIsSearchable(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	cs := e.connect(t, auth.NormalUser, "")
+	catalogHits := func(q, mode string) []string {
+		t.Helper()
+		res, err := e.a.Search.Code(ctx, search.CodeQuery{Text: q, Aliases: []string{"cidx-meta-global"}, Mode: mode, Limit: 5})
+		if err != nil {
+			t.Fatalf("%s %q: %v", mode, q, err)
+		}
+		var out []string
+		for _, h := range res.Hits {
+			out = append(out, h.FilePath)
+		}
+		return out
+	}
+	for _, mode := range []string{"fts", "semantic", "hybrid"} {
+		if got := catalogHits("greets people over HTTP", mode); len(got) == 0 || got[0] != "demo.md" {
+			t.Errorf("%s: catalog hits %v, want demo.md first", mode, got)
+		}
+	}
+	rx := mustCall(t, cs, "regex_search", map[string]any{"repository_alias": "cidx-meta-global", "pattern": `greets people`})
+	if !strings.Contains(fmt.Sprint(rx), "demo.md") {
+		t.Errorf("regex on the catalog: %v", rx)
+	}
+	// A wildcard covers the catalog too, with its own commit (tree name).
+	out := mustCall(t, cs, "search_code", map[string]any{"query_text": "greets people", "repository_alias": []any{"*-global"}, "search_mode": "fts"})
+	meta := out["results"].(map[string]any)["query_metadata"].(map[string]any)
+	var names []string
+	for _, r := range meta["repositories"].([]any) {
+		info := r.(map[string]any)
+		names = append(names, info["repository_alias"].(string))
+		if info["repository_alias"] == "cidx-meta-global" && (info["commit"] == "" || info["stale"] != false) {
+			t.Errorf("catalog info %v", info)
+		}
+	}
+	slices.Sort(names)
+	if strings.Join(names, ",") != "cidx-meta-global,demo-global" {
+		t.Errorf("wildcard searched %v", names)
+	}
+	st := mustCall(t, cs, "get_index_status", map[string]any{"repository_alias": "cidx-meta-global"})
+	if st["stale"] != false || st["vectors_ready"] != true || st["fts"].(map[string]any)["status"] != "up_to_date" {
+		t.Errorf("catalog index status: %v", st)
+	}
+
+	// A new repository appears in the catalog's index; a removed one leaves it.
+	second := testutil.Repo(t, map[string]string{"README.md": "# Ledger\n\nLedger reconciles invoices and payments every night.\n", "main.go": "package main\n"})
+	j, err := e.a.Repos.Add(ctx, "admin", "ledger", second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done, err := e.a.Jobs.RunNow(ctx, j.ID); err != nil || done.Status != jobs.Completed {
+		t.Fatalf("add: %+v %v", done, err)
+	}
+	if got := catalogHits("reconciles invoices payments", "fts"); len(got) == 0 || got[0] != "ledger.md" {
+		t.Errorf("after add: %v", got)
+	}
+	j, err = e.a.Repos.Remove(ctx, "admin", "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done, err := e.a.Jobs.RunNow(ctx, j.ID); err != nil || done.Status != jobs.Completed {
+		t.Fatalf("remove: %+v %v", done, err)
+	}
+	if got := catalogHits("greets people over HTTP", "fts"); slices.Contains(got, "demo.md") {
+		t.Errorf("removed repository still in the catalog index: %v", got)
+	}
+}

@@ -38,6 +38,9 @@ type buildRequest struct {
 	commit   string
 	out      string // the new build directory (must not exist)
 	prev     string // the previous build directory, "" for a full build
+	// entries, when not nil, are the files to index instead of the git
+	// tree of commit (a tree that is not in git: the catalog).
+	entries []gitcli.TreeEntry
 }
 
 const trigramShards = trigram.DefaultShards
@@ -56,9 +59,12 @@ type fileRec struct {
 func (m *Manager) buildLexical(ctx context.Context, req buildRequest, progress Progress) (*Manifest, error) {
 	start := time.Now()
 	cfg := m.cfg.withDefaults()
-	entries, err := m.git.ListTree(ctx, req.gitDir, req.commit)
-	if err != nil {
-		return nil, fmt.Errorf("list files of %s: %w", short(req.commit), err)
+	entries := req.entries
+	if entries == nil {
+		var err error
+		if entries, err = m.git.ListTree(ctx, req.gitDir, req.commit); err != nil {
+			return nil, fmt.Errorf("list files of %s: %w", short(req.commit), err)
+		}
 	}
 	root, err := os.OpenRoot(req.snapshot)
 	if err != nil {

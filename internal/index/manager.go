@@ -81,6 +81,26 @@ func (m *Manager) exec(ctx context.Context, q string, args ...any) error {
 // publishes it: the lexical parts first, then the vectors. full ignores
 // the previous build. Progress goes from 0 to 100.
 func (m *Manager) Index(ctx context.Context, alias, commit, snapshot, gitDir string, full bool, progress Progress) (*Manifest, error) {
+	return m.index(ctx, alias, buildRequest{snapshot: snapshot, gitDir: gitDir, commit: commit}, full, progress)
+}
+
+// IndexTree indexes a tree that is not a git commit (the catalog): entries
+// are its files with their git blob ids, commit is a name for the tree.
+// A tree already served with current vectors is not rebuilt.
+func (m *Manager) IndexTree(ctx context.Context, alias, commit, snapshot string, entries []gitcli.TreeEntry) error {
+	if r, err := m.load(ctx, alias); err == nil && r.Dir != "" && r.Commit == commit && r.VectorsReady &&
+		r.Embedder == m.emb.ID() && r.Manifest.Version == FormatVersion {
+		return nil
+	}
+	if entries == nil {
+		entries = []gitcli.TreeEntry{}
+	}
+	_, err := m.index(ctx, alias, buildRequest{snapshot: snapshot, commit: commit, entries: entries}, false, func(int, string) {})
+	return err
+}
+
+func (m *Manager) index(ctx context.Context, alias string, req buildRequest, full bool, progress Progress) (*Manifest, error) {
+	commit, snapshot := req.commit, req.snapshot
 	lk, _ := m.locks.LoadOrStore(alias, &sync.Mutex{})
 	lk.(*sync.Mutex).Lock()
 	defer lk.(*sync.Mutex).Unlock()
@@ -103,7 +123,8 @@ func (m *Manager) Index(ctx context.Context, alias, commit, snapshot, gitDir str
 	if err := os.MkdirAll(m.indexDir(alias), 0o755); err != nil {
 		return nil, err
 	}
-	man, err := m.buildLexical(ctx, buildRequest{snapshot: snapshot, gitDir: gitDir, commit: commit, out: out, prev: prevDir}, func(p int, msg string) {
+	req.out, req.prev = out, prevDir
+	man, err := m.buildLexical(ctx, req, func(p int, msg string) {
 		progress(p*70/100, msg)
 	})
 	if err != nil {
@@ -119,6 +140,7 @@ func (m *Manager) Index(ctx context.Context, alias, commit, snapshot, gitDir str
 	// nothing better to serve meanwhile; otherwise keep the previous build
 	// (with its vectors) until this one is complete.
 	if prev.Dir == "" || !prev.VectorsReady {
+		m.preload(out, false)
 		if err := m.publish(ctx, alias, name, man, false); err != nil {
 			return nil, err
 		}
@@ -136,18 +158,50 @@ func (m *Manager) Index(ctx context.Context, alias, commit, snapshot, gitDir str
 	}
 	man.DiskBytes = dirSize(out)
 	writeManifest(out, man)
+	m.preload(out, true)
 	if err := m.publish(ctx, alias, name, man, true); err != nil {
 		return nil, err
 	}
+	m.evictOthers(alias, out)
 	m.prune(alias, name, prev.Dir)
-	// Open the new build now, so that the first search does not pay for
-	// loading it.
-	go func() {
-		if r, err := m.Open(context.WithoutCancel(ctx), alias); err == nil {
-			r.Release()
-		}
-	}()
 	return man, nil
+}
+
+// preload opens build dir into the reader cache before it is published,
+// so that no search pays for loading it (a few hundred milliseconds on a
+// large repository). Errors are left for Open to report.
+func (m *Manager) preload(dir string, withVectors bool) {
+	rd, err := openReader(dir, withVectors)
+	if err != nil {
+		return
+	}
+	rd.refs.Add(1) // the cache's own reference
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old := m.readers[dir]; old != nil {
+		old.release()
+	}
+	m.readers[dir] = rd
+}
+
+// evictOthers drops alias's cached readers other than dir's: those builds
+// are superseded, and searches still using one hold their own reference.
+// Keeping them until the next build prunes them would hold their vectors
+// in memory for nothing.
+func (m *Manager) evictOthers(alias, dir string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.evictLocked(alias, dir)
+}
+
+func (m *Manager) evictLocked(alias, dir string) {
+	prefix := m.indexDir(alias) + string(os.PathSeparator)
+	for d, old := range m.readers {
+		if d != dir && strings.HasPrefix(d, prefix) {
+			delete(m.readers, d)
+			old.release()
+		}
+	}
 }
 
 func (m *Manager) publish(ctx context.Context, alias, dir string, man *Manifest, vectors bool) error {
@@ -267,17 +321,7 @@ func (m *Manager) Open(ctx context.Context, alias string) (*Reader, error) {
 		}
 		rd.refs.Add(1) // the cache's own reference
 		m.readers[dir] = rd
-		// Older builds of this repository are superseded: drop them from
-		// the cache now (searches still using one hold their own
-		// reference), rather than keep their vectors in memory until the
-		// next build prunes them.
-		prefix := m.indexDir(alias) + string(os.PathSeparator)
-		for d, old := range m.readers {
-			if d != dir && strings.HasPrefix(d, prefix) {
-				delete(m.readers, d)
-				old.release()
-			}
-		}
+		m.evictLocked(alias, dir)
 	}
 	rd.refs.Add(1)
 	rd.Commit, rd.VectorsReady, rd.Embedder = r.Commit, r.VectorsReady && rd.vecs != nil, r.Embedder

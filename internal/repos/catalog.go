@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/cidx/cidx/internal/gitcli"
@@ -217,4 +222,103 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	return nil
+}
+
+// IndexCatalog snapshots the catalog and has it indexed, so that
+// search_code and regex_search answer on cidx-meta-global like on any
+// repository ("which repository handles payments?"). The catalog is not a
+// git repository: its files get git blob ids computed here, and the tree
+// is named by a hash of its (path, blob) list, so an unchanged catalog
+// costs one directory read. Each version is copied to its own snapshot
+// directory, which search reads snippets from while DATA_DIR/meta changes.
+func (s *Service) IndexCatalog(ctx context.Context) error {
+	if s.indexer == nil {
+		return nil
+	}
+	s.catalogMu.Lock()
+	defer s.catalogMu.Unlock()
+	entries, contents, tree, err := catalogTree(s.meta)
+	if err != nil {
+		return fmt.Errorf("read the catalog: %w", err)
+	}
+	snap := s.snapshotDir(MetaAlias, tree)
+	if _, err := os.Stat(snap); errors.Is(err, fs.ErrNotExist) {
+		tmp := filepath.Join(filepath.Dir(snap), ".tmp-"+strings.ToLower(rand.Text()[:10]))
+		if err := os.MkdirAll(tmp, 0o755); err != nil {
+			return err
+		}
+		for i, e := range entries {
+			if err := os.WriteFile(filepath.Join(tmp, e.Path), contents[i], 0o644); err != nil {
+				os.RemoveAll(tmp)
+				return err
+			}
+		}
+		if err := os.Rename(tmp, snap); err != nil {
+			os.RemoveAll(tmp)
+			return err
+		}
+	}
+	if err := s.indexer.IndexTree(ctx, MetaAlias, tree, snap, entries); err != nil {
+		return fmt.Errorf("index the catalog: %w", err)
+	}
+	s.pruneCatalogSnapshots(tree)
+	return nil
+}
+
+// catalogTree lists the catalog's files (sorted, dot files left out) as
+// tree entries with git blob ids, their contents, and a name for the tree.
+func catalogTree(dir string) ([]gitcli.TreeEntry, [][]byte, string, error) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	var entries []gitcli.TreeEntry
+	var contents [][]byte
+	tree := sha1.New()
+	for _, de := range des { // ReadDir sorts by name
+		if !de.Type().IsRegular() || strings.HasPrefix(de.Name(), ".") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, nil, "", err
+		}
+		blob := sha1.New()
+		fmt.Fprintf(blob, "blob %d\x00", len(data))
+		blob.Write(data)
+		e := gitcli.TreeEntry{Mode: "100644", Blob: hex.EncodeToString(blob.Sum(nil)), Size: int64(len(data)), Path: de.Name()}
+		fmt.Fprintf(tree, "%s %s\n", e.Path, e.Blob)
+		entries = append(entries, e)
+		contents = append(contents, data)
+	}
+	return entries, contents, hex.EncodeToString(tree.Sum(nil)), nil
+}
+
+// pruneCatalogSnapshots keeps the current catalog snapshot and the newest
+// other one (searches may still read it), and removes the rest.
+func (s *Service) pruneCatalogSnapshots(current string) {
+	dir := filepath.Join(s.repoDir(MetaAlias), "snapshots")
+	des, _ := os.ReadDir(dir)
+	type snap struct {
+		name string
+		mod  int64
+	}
+	var others []snap
+	for _, de := range des {
+		if de.Name() == current {
+			continue
+		}
+		if info, err := de.Info(); err == nil {
+			others = append(others, snap{de.Name(), info.ModTime().UnixNano()})
+		}
+	}
+	sort.Slice(others, func(i, j int) bool { return others[i].mod > others[j].mod })
+	for i, o := range others {
+		if i > 0 || strings.HasPrefix(o.name, ".tmp-") {
+			os.RemoveAll(filepath.Join(dir, o.name))
+		}
+	}
 }

@@ -187,6 +187,9 @@ func (s *Service) add(ctx context.Context, g Golden, progress jobs.Progress) (*A
 		// The repository is readable; only search is missing. Keep it.
 		return nil, &indexError{err}
 	}
+	// A catalog that cannot be indexed does not fail the repository: the
+	// index records the error, and searching the catalog reports it.
+	s.IndexCatalog(ctx)
 	return &AddResult{Alias: g.Alias, Commit: commit, Files: stats.Files, Changed: true,
 		Message: fmt.Sprintf("Golden repository '%s' added; read it as '%s'", g.Alias, g.GlobalAlias())}, nil
 }
@@ -398,6 +401,7 @@ func (s *Service) refresh(ctx context.Context, g Golden, progress jobs.Progress)
 	// The index now reads tip; the previous snapshot stays for reads
 	// that resolved it just before the switch.
 	s.pruneSnapshots(g.Alias, tip, g.Commit)
+	s.IndexCatalog(ctx)
 	return &AddResult{Alias: g.Alias, Commit: tip, Files: stats.Files, Changed: true, Message: fmt.Sprintf("updated to %s", tip[:12])}, nil
 }
 
@@ -521,6 +525,7 @@ func (s *Service) runRemove(ctx context.Context, raw json.RawMessage, progress j
 	if err := os.RemoveAll(trash); err != nil {
 		return nil, err
 	}
+	s.IndexCatalog(ctx)
 	return &RemoveResult{Alias: p.Alias, Message: fmt.Sprintf("Golden repository '%s' removed", p.Alias)}, nil
 }
 

@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cidx/cidx/internal/gitcli"
@@ -50,6 +51,8 @@ const (
 // Indexer builds a repository's search index; the index package provides it.
 type Indexer interface {
 	IndexCommit(ctx context.Context, alias, commit, snapshot, gitDir string, full bool, progress func(int, string)) error
+	// IndexTree indexes a tree that is not a git commit (the catalog).
+	IndexTree(ctx context.Context, alias, tree, snapshot string, entries []gitcli.TreeEntry) error
 	Forget(ctx context.Context, alias string) error
 }
 
@@ -104,6 +107,8 @@ type Service struct {
 	// resolves its alias. Changes made in this process forget it at once.
 	current *store.Cache[string, [2]string]
 	indexer Indexer
+	// catalogMu serialises catalog snapshots and their indexing.
+	catalogMu sync.Mutex
 }
 
 // SetIndexer makes add, refresh and reindex jobs build the search index.

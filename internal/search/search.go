@@ -74,17 +74,6 @@ func (s *Service) open(ctx context.Context, aliases []string, multi bool) ([]*ta
 			errs[a] = err.Error()
 			continue
 		}
-		if snap.Golden == repos.MetaAlias {
-			if multi && !containsStr(aliases, a) {
-				continue // matched by a wildcard: the catalog is not searchable, skip it quietly
-			}
-			err := &Error{Message: "the catalog cidx-meta-global is not search-indexed", Hint: "read it with get_file_content or browse_directory"}
-			if !multi {
-				return nil, nil, err
-			}
-			errs[a] = err.Error()
-			continue
-		}
 		rd, err := s.idx.Open(ctx, snap.Golden)
 		if err != nil {
 			err = &Error{Message: fmt.Sprintf("repository '%s' cannot be searched: %v", snap.Alias, err), Hint: "get_index_status shows its index; an admin can rebuild it with trigger_reindex"}
@@ -94,18 +83,13 @@ func (s *Service) open(ctx context.Context, aliases []string, multi bool) ([]*ta
 			errs[snap.Alias] = err.Error()
 			continue
 		}
-		out = append(out, &target{alias: snap.Alias, base: snap.Golden, head: snap.Commit, reader: rd})
+		head := snap.Commit
+		if snap.Golden == repos.MetaAlias {
+			head = rd.Commit // the catalog has no commit: its index names its tree
+		}
+		out = append(out, &target{alias: snap.Alias, base: snap.Golden, head: head, reader: rd})
 	}
 	return out, errs, nil
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func release(ts []*target) {

@@ -335,6 +335,9 @@ func indexTools(d *Deps) []*mcp.Tool {
 				if err != nil {
 					return indexStatusOut{}, err
 				}
+				if snap.Golden == repos.MetaAlias {
+					snap.Commit = st.Commit // the catalog has no commit; its index names its tree
+				}
 				out := indexStatusOut{Success: true, RepositoryAlias: snap.Alias, State: st.State, Commit: st.Commit, HeadCommit: snap.Commit, Stale: st.Commit != "" && st.Commit != snap.Commit,
 					VectorsReady: st.VectorsReady, Embedder: st.Embedder, ConfiguredEmbedder: d.Index.Embedder().ID(), BuiltAt: st.BuiltAt, Error: st.Error, Manifest: st.Manifest,
 					Temporal: indexPart{"not_indexed"}, Scip: indexPart{"not_indexed"}}
