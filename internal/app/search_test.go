@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cidx/cidx/internal/auth"
 	"github.com/cidx/cidx/internal/jobs"
@@ -287,5 +288,38 @@ func TestCatalogIsSearchable(t *testing.T) {
 	}
 	if got := catalogHits("greets people over HTTP", "fts"); slices.Contains(got, "demo.md") {
 		t.Errorf("removed repository still in the catalog index: %v", got)
+	}
+}
+
+// An index written in an older format is not served: searching says why
+// and how to fix it, and the server start queues its rebuild, after which
+// search works again.
+func TestOutdatedIndexFormatIsRebuiltAtStart(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	if _, err := e.a.DB.ExecContext(ctx, `UPDATE indexes SET manifest = json_set(manifest, '$.version', 1) WHERE alias = 'demo'`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // the index row is cached for a second
+	if !e.a.Index.Outdated(ctx, "demo") {
+		t.Fatal("format 1 index not reported outdated")
+	}
+	_, err := e.a.Search.Code(ctx, search.CodeQuery{Text: "hello", Aliases: []string{"demo-global"}, Mode: "fts"})
+	if err == nil || !strings.Contains(err.Error(), "another cidx version") || !strings.Contains(err.Error(), "trigger_reindex") {
+		t.Fatalf("search on an outdated index: %v", err)
+	}
+	bg, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e.a.StartBackground(bg)
+	deadline := time.Now().Add(30 * time.Second)
+	for e.a.Index.Outdated(ctx, "demo") {
+		if time.Now().After(deadline) {
+			t.Fatal("the outdated index was not rebuilt")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	res, err := e.a.Search.Code(ctx, search.CodeQuery{Text: "hello", Aliases: []string{"demo-global"}, Mode: "fts"})
+	if err != nil || len(res.Hits) == 0 {
+		t.Fatalf("search after the rebuild: %+v %v", res, err)
 	}
 }
