@@ -133,8 +133,31 @@ func (a *App) StartBackground(ctx context.Context) {
 		if err := a.Repos.IndexCatalog(ctx); err != nil {
 			a.Log.Warn("catalog index", "err", err)
 		}
+		a.warmIndexes(ctx)
 	}()
 	go a.scheduleRefreshes(ctx)
+}
+
+// warmIndexes opens every served index once, so that the first search
+// after a start does not pay for loading it (vectors are decoded into
+// memory, chunk-to-file tables read).
+func (a *App) warmIndexes(ctx context.Context) {
+	all, err := a.Repos.List(ctx)
+	if err != nil {
+		return
+	}
+	aliases := []string{repos.MetaAlias}
+	for _, g := range all {
+		aliases = append(aliases, g.Alias)
+	}
+	for _, alias := range aliases {
+		if ctx.Err() != nil {
+			return
+		}
+		if r, err := a.Index.Open(ctx, alias); err == nil {
+			r.Release()
+		}
+	}
 }
 
 // reindexOutdated queues a full reindex of every repository whose index
