@@ -1,15 +1,15 @@
 package bm25
 
 import (
-	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
 	"sort"
 	"sync"
-	"syscall"
 	"unsafe"
+
+	"github.com/cidx/cidx/internal/mmapfile"
+	"github.com/cidx/cidx/internal/topk"
 )
 
 // Index is an open, memory-mapped BM25 index. It is safe for concurrent
@@ -30,25 +30,17 @@ type Index struct {
 
 // Open maps the index file at path.
 func Open(path string) (*Index, error) {
-	f, err := os.Open(path)
+	data, err := mmapfile.Map(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() < int64(footerSize) {
+	if len(data) < footerSize {
+		mmapfile.Unmap(data)
 		return nil, formatErr(path, "too short")
-	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("mmap %s: %w", path, err)
 	}
 	ix, err := parse(data)
 	if err != nil {
-		syscall.Munmap(data)
+		mmapfile.Unmap(data)
 		return nil, formatErr(path, err.Error())
 	}
 	return ix, nil
@@ -90,7 +82,7 @@ func (ix *Index) Close() error {
 	if ix == nil || ix.data == nil {
 		return nil
 	}
-	err := syscall.Munmap(ix.data)
+	err := mmapfile.Unmap(ix.data)
 	ix.data = nil
 	return err
 }
@@ -249,42 +241,16 @@ func (ix *Index) Search(terms []string, k int, keep func(doc uint32) bool) []Hit
 			acc.score[doc] += s
 		}
 	}
-	h := make(hitHeap, 0, k+1)
+	best := topk.New(k, func(a, b Hit) bool {
+		if a.Score != b.Score {
+			return a.Score < b.Score
+		}
+		return a.Doc > b.Doc
+	})
 	for _, d := range acc.touched {
-		if keep != nil && !keep(d) {
-			continue
-		}
-		hit := Hit{d, float64(acc.score[d])}
-		if len(h) < k {
-			heap.Push(&h, hit)
-		} else if h.less(h[0], hit) {
-			h[0] = hit
-			heap.Fix(&h, 0)
+		if keep == nil || keep(d) {
+			best.Push(Hit{d, float64(acc.score[d])})
 		}
 	}
-	out := make([]Hit, len(h))
-	for i := len(h) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&h).(Hit)
-	}
-	return out
-}
-
-// hitHeap is a min-heap: its root is the worst of the best k.
-type hitHeap []Hit
-
-func (h hitHeap) less(a, b Hit) bool {
-	if a.Score != b.Score {
-		return a.Score < b.Score
-	}
-	return a.Doc > b.Doc
-}
-func (h hitHeap) Len() int           { return len(h) }
-func (h hitHeap) Less(i, j int) bool { return h.less(h[i], h[j]) }
-func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
-func (h *hitHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return best.Sorted()
 }

@@ -2,16 +2,17 @@ package index
 
 import (
 	"bufio"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"os"
-	"syscall"
 	"unsafe"
 
 	"github.com/viterin/vek/vek32"
+
+	"github.com/cidx/cidx/internal/mmapfile"
+	"github.com/cidx/cidx/internal/topk"
 )
 
 // The vector file holds one row per chunk, in chunk rowid order:
@@ -125,21 +126,13 @@ func openVectors(path string) (*vectors, error) { return mapVectors(path, true) 
 // mapVectors maps a vector file; decode says whether int8 rows are also
 // decoded into memory for searching.
 func mapVectors(path string, decode bool) (*vectors, error) {
-	f, err := os.Open(path)
+	data, err := mmapfile.Map(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() < 16 {
+	if len(data) < 16 {
+		mmapfile.Unmap(data)
 		return nil, errors.New("vector file too short")
-	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("mmap %s: %w", path, err)
 	}
 	v := &vectors{data: data}
 	switch string(data[:8]) {
@@ -147,7 +140,7 @@ func mapVectors(path string, decode bool) (*vectors, error) {
 	case magicI8:
 		v.int8 = true
 	default:
-		syscall.Munmap(data)
+		mmapfile.Unmap(data)
 		return nil, fmt.Errorf("%s is not a vector file", path)
 	}
 	v.dim = int(binary.LittleEndian.Uint32(data[8:]))
@@ -158,7 +151,7 @@ func mapVectors(path string, decode bool) (*vectors, error) {
 		rowBytes = 4 + v.dim
 	}
 	if len(data) != off+8*v.count+rowBytes*v.count {
-		syscall.Munmap(data)
+		mmapfile.Unmap(data)
 		return nil, fmt.Errorf("vector file %s has the wrong size", path)
 	}
 	if v.count > 0 {
@@ -188,7 +181,7 @@ func (v *vectors) close() error {
 	if v == nil || v.data == nil {
 		return nil
 	}
-	err := syscall.Munmap(v.data)
+	err := mmapfile.Unmap(v.data)
 	v.data = nil
 	return err
 }
@@ -218,19 +211,6 @@ type scored struct {
 	score float32
 }
 
-type minHeap []scored
-
-func (h minHeap) Len() int           { return len(h) }
-func (h minHeap) Less(i, j int) bool { return h[i].score < h[j].score }
-func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *minHeap) Push(x any)        { *h = append(*h, x.(scored)) }
-func (h *minHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
 // search returns the k rows with the highest dot product with q (vectors
 // are normalised, so this is cosine similarity), best first, among the
 // rows keep accepts (keep nil = all).
@@ -238,23 +218,17 @@ func (v *vectors) search(q []float32, k int, keep func(ord int) bool) []scored {
 	if v.count == 0 || k <= 0 {
 		return nil
 	}
-	h := make(minHeap, 0, k+1)
+	best := topk.New(k, func(a, b scored) bool {
+		if a.score != b.score {
+			return a.score < b.score
+		}
+		return a.ord > b.ord
+	})
 	buf := make([]float32, v.dim)
 	for i := 0; i < v.count; i++ {
-		if keep != nil && !keep(i) {
-			continue
-		}
-		s := vek32.Dot(q, v.row(i, buf))
-		if len(h) < k {
-			heap.Push(&h, scored{i, s})
-		} else if s > h[0].score {
-			h[0] = scored{i, s}
-			heap.Fix(&h, 0)
+		if keep == nil || keep(i) {
+			best.Push(scored{i, vek32.Dot(q, v.row(i, buf))})
 		}
 	}
-	out := make([]scored, len(h))
-	for i := len(h) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&h).(scored)
-	}
-	return out
+	return best.Sorted()
 }

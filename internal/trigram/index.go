@@ -10,11 +10,12 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"syscall"
 
 	"github.com/sourcegraph/zoekt"
 	"github.com/sourcegraph/zoekt/index"
 	"github.com/sourcegraph/zoekt/query"
+
+	"github.com/cidx/cidx/internal/mmapfile"
 )
 
 // Index is an open, read-only index. It is safe for concurrent use.
@@ -162,21 +163,12 @@ func openShard(dir string, s int, meta shardMeta) (*shard, error) {
 }
 
 func (sh *shard) openRaw(name string) error {
-	f, err := os.Open(name)
+	data, err := mmapfile.Map(name)
 	if err != nil {
 		return fmt.Errorf("trigram: %w", err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if fi.Size() == 0 {
+	if len(data) == 0 {
 		return errors.New("trigram: empty raw document file")
-	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		return fmt.Errorf("trigram: mapping %s: %w", name, err)
 	}
 	sh.rawMap = data
 	sh.raw, err = parseRaw(data)
@@ -187,9 +179,7 @@ func (sh *shard) close() {
 	if sh.searcher != nil {
 		sh.searcher.Close()
 	}
-	if sh.rawMap != nil {
-		syscall.Munmap(sh.rawMap)
-	}
+	mmapfile.Unmap(sh.rawMap)
 }
 
 func (ix *Index) closeShards() {
