@@ -96,7 +96,7 @@ func reference(docs []Doc, terms []string, k int, keep func(uint32) bool) []Hit 
 	return hits[:min(k, len(hits))]
 }
 
-func build(t *testing.T, docs []Doc) (*Index, string) {
+func build(t testing.TB, docs []Doc) (*Index, string) {
 	t.Helper()
 	bl := NewBuilder()
 	for _, d := range docs {
@@ -232,20 +232,7 @@ func TestOpenRejectsOtherFiles(t *testing.T) {
 }
 
 func BenchmarkSearch(b *testing.B) {
-	docs := corpus(100000, 3)
-	bl := NewBuilder()
-	for _, d := range docs {
-		bl.Add(d)
-	}
-	p := filepath.Join(b.TempDir(), "bm25.bin")
-	if err := bl.Write(p); err != nil {
-		b.Fatal(err)
-	}
-	ix, err := Open(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ix.Close()
+	ix, _ := build(b, corpus(100000, 3))
 	q := []string{"w2", "w5", "w30", "w200", "w1000", "w7", "w11", "w90"}
 	b.ResetTimer()
 	for range b.N {
