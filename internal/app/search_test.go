@@ -323,3 +323,68 @@ func TestOutdatedIndexFormatIsRebuiltAtStart(t *testing.T) {
 		t.Fatalf("search after the rebuild: %+v %v", res, err)
 	}
 }
+
+// The FTS options of search_code do what they say: fuzzy and edit
+// distance forgive typos, case_sensitive is exact, regex=true matches
+// lines, snippet_lines bounds the snippet, min_score drops weaker hits,
+// and several repositories can be ranked per repository and grouped.
+func TestSearchCodeFTSOptions(t *testing.T) {
+	e := setup(t)
+	cs := e.connect(t, auth.NormalUser, "")
+	paths := func(args map[string]any) []string {
+		t.Helper()
+		args["search_mode"] = "fts"
+		if args["repository_alias"] == nil {
+			args["repository_alias"] = "demo-global"
+		}
+		var out []string
+		for _, h := range results(t, mustCall(t, cs, "search_code", args)) {
+			out = append(out, h["file_path"].(string))
+		}
+		return out
+	}
+	if got := paths(map[string]any{"query_text": "helo"}); len(got) != 0 {
+		t.Errorf("a typo matched without fuzzy: %v", got)
+	}
+	if got := paths(map[string]any{"query_text": "helo", "fuzzy": true}); len(got) == 0 || got[0] != "src/app.py" {
+		t.Errorf("fuzzy: %v", got)
+	}
+	if got := paths(map[string]any{"query_text": "hwllp", "edit_distance": 1}); len(got) != 0 {
+		t.Errorf("edit_distance 1 matched two edits: %v", got)
+	}
+	if got := paths(map[string]any{"query_text": "hwllp", "edit_distance": 2}); len(got) == 0 || got[0] != "src/app.py" {
+		t.Errorf("edit_distance 2: %v", got)
+	}
+	if got := paths(map[string]any{"query_text": "Demo greets", "case_sensitive": true}); len(got) == 0 || got[0] != "README.md" {
+		t.Errorf("case_sensitive, right case: %v", got)
+	}
+	if got := paths(map[string]any{"query_text": "DEMO GREETS", "case_sensitive": true}); len(got) != 0 {
+		t.Errorf("case_sensitive, wrong case: %v", got)
+	}
+	if got := paths(map[string]any{"query_text": "DEMO GREETS"}); len(got) == 0 || got[0] != "README.md" {
+		t.Errorf("case-insensitive by default: %v", got)
+	}
+	hits := results(t, mustCall(t, cs, "search_code", map[string]any{"query_text": `def \w+\(\)`, "regex": true, "search_mode": "fts", "repository_alias": "demo-global", "snippet_lines": 0}))
+	if len(hits) != 1 || hits[0]["file_path"] != "src/app.py" || hits[0]["line_number"] != float64(1) || hits[0]["code_snippet"] != "def hello():\n" {
+		t.Errorf("regex with snippet_lines 0: %v", hits)
+	}
+	if out, isErr := call(t, cs, "search_code", map[string]any{"query_text": "x", "regex": true, "fuzzy": true, "search_mode": "fts", "repository_alias": "demo-global"}); !isErr || !strings.Contains(out["error"].(string), "fuzzy") {
+		t.Errorf("regex with fuzzy: %v", out)
+	}
+	hits = results(t, mustCall(t, cs, "search_code", map[string]any{"query_text": "hello hi main", "search_mode": "fts", "repository_alias": "demo-global", "min_score": 0.99}))
+	for _, h := range hits {
+		if h["similarity_score"].(float64) < 0.99 {
+			t.Errorf("min_score 0.99 kept %v", h)
+		}
+	}
+	if len(hits) == 0 {
+		t.Error("min_score dropped the best hit (normalised to 1)")
+	}
+	// Two repositories (the demo and the catalog), grouped and per repository.
+	out := mustCall(t, cs, "search_code", map[string]any{"query_text": "demo greets people", "search_mode": "fts", "repository_alias": []any{"demo-global", "cidx-meta-global"},
+		"aggregation_mode": "per_repo", "response_format": "grouped", "limit": 2})
+	groups := out["results"].(map[string]any)["results_by_repo"].(map[string]any)
+	if len(groups) != 2 || groups["demo-global"] == nil || groups["cidx-meta-global"] == nil {
+		t.Errorf("per_repo, grouped: %v", out["results"])
+	}
+}

@@ -298,12 +298,7 @@ func (r *Reader) HasVector(rowid int64) bool {
 	return lo < len(ids) && ids[lo] == rowid
 }
 
-// Vocabulary returns every term of the BM25 index, for fuzzy matching.
-func (r *Reader) Vocabulary(ctx context.Context) ([]string, error) {
-	out := make([]string, 0, r.lex.Terms())
-	r.lex.EachTerm(func(t string) bool {
-		out = append(out, strings.Clone(t))
-		return true
-	})
-	return out, ctx.Err()
-}
+// EachTerm calls fn with every term of the BM25 index, in order, until fn
+// returns false (for fuzzy matching). The string is only valid during the
+// call.
+func (r *Reader) EachTerm(fn func(term string) bool) { r.lex.EachTerm(fn) }

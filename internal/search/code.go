@@ -351,20 +351,17 @@ func allTermsCased(lines []string, text string) bool {
 
 // fuzzyTerms expands each query term to the index terms within distance d.
 func (s *Service) fuzzyTerms(ctx context.Context, t *target, text string, d int) ([]string, error) {
-	vocab, err := t.reader.Vocabulary(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var out []string
 	for _, q := range codetok.Terms(text) {
 		out = append(out, q)
-		for _, v := range vocab {
+		t.reader.EachTerm(func(v string) bool {
 			if v != q && abs(len(v)-len(q)) <= d && within(q, v, d) {
-				out = append(out, v)
+				out = append(out, strings.Clone(v))
 			}
-		}
+			return true
+		})
 	}
-	return out, nil
+	return out, ctx.Err()
 }
 
 func abs(x int) int {
