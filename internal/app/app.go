@@ -161,18 +161,28 @@ func (a *App) warmIndexes(ctx context.Context) {
 }
 
 // reindexOutdated queues a full reindex of every repository whose index
-// was written in an older format, which this version does not serve.
+// was written in an older format, which this version does not serve, and
+// an incremental one (it re-embeds every chunk, reads no unchanged file)
+// of every repository embedded by another embedder than the configured
+// one: changing the embedder in config.yaml takes effect at the restart.
 func (a *App) reindexOutdated(ctx context.Context) {
 	all, err := a.Repos.List(ctx)
 	if err != nil {
 		return
 	}
 	for _, g := range all {
-		if g.State != repos.StateReady || !a.Index.Outdated(ctx, g.Alias) {
+		if g.State != repos.StateReady {
 			continue
 		}
-		if _, err := a.Repos.Reindex(ctx, "system", g.Alias, true); err == nil {
-			a.Log.Info("index format changed: reindex queued", "repo", g.Alias)
+		switch {
+		case a.Index.Outdated(ctx, g.Alias):
+			if _, err := a.Repos.Reindex(ctx, "system", g.Alias, true); err == nil {
+				a.Log.Info("index format changed: reindex queued", "repo", g.Alias)
+			}
+		case a.Index.ForeignVectors(ctx, g.Alias):
+			if _, err := a.Repos.Reindex(ctx, "system", g.Alias, false); err == nil {
+				a.Log.Info("embedder changed: re-embedding queued", "repo", g.Alias)
+			}
 		}
 	}
 }

@@ -2,14 +2,21 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/cidx/cidx/internal/app"
 	"github.com/cidx/cidx/internal/auth"
 	"github.com/cidx/cidx/internal/jobs"
 	"github.com/cidx/cidx/internal/search"
@@ -386,5 +393,90 @@ func TestSearchCodeFTSOptions(t *testing.T) {
 	groups := out["results"].(map[string]any)["results_by_repo"].(map[string]any)
 	if len(groups) != 2 || groups["demo-global"] == nil || groups["cidx-meta-global"] == nil {
 		t.Errorf("per_repo, grouped: %v", out["results"])
+	}
+}
+
+// Changing the embedder in config.yaml takes effect at the next start:
+// the repository is re-embedded in the background (no unchanged file is
+// read again), and semantic search then runs on the new vectors.
+func TestEmbedderChangeReembedsAtStart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := testutil.Repo(t, map[string]string{"a.go": "package a\n\n// Retry sends the request again.\nfunc Retry() {}\n", "b.py": "def parse(): pass\n"})
+	a, err := app.Open(ctx, dir, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := a.Repos.Add(ctx, "admin", "demo", src, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done, err := a.Jobs.RunNow(ctx, j.ID); err != nil || done.Status != jobs.Completed {
+		t.Fatalf("add: %+v %v", done, err)
+	}
+	a.Close()
+
+	// An OpenAI-compatible server: a deterministic 16-dimensional vector
+	// per input.
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		var req struct {
+			Input []string `json:"input"`
+			Model string   `json:"model"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/embeddings" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var data []item
+		for i, in := range req.Input {
+			v := make([]float32, 16)
+			for k, c := range []byte(in) {
+				v[(int(c)+k)%16] += 1
+			}
+			data = append(data, item{i, v})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": req.Model})
+	}))
+	defer srv.Close()
+	cfg := "embedding:\n  provider: openai\n  url: " + srv.URL + "\n  model: test-embed\n  dimensions: 16\n"
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := app.Open(ctx, dir, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if !b.Index.ForeignVectors(ctx, "demo") {
+		t.Fatal("vectors of the builtin embedder not reported foreign")
+	}
+	res, err := b.Search.Code(ctx, search.CodeQuery{Text: "retry the request", Aliases: []string{"demo-global"}})
+	if err != nil || len(res.Repos) != 1 || res.Repos[0].EffectiveMode != "fts" || !strings.Contains(res.Repos[0].Note, "not the configured embedder") {
+		t.Fatalf("before re-embedding: %+v %v", res, err)
+	}
+	bg, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b.StartBackground(bg)
+	deadline := time.Now().Add(30 * time.Second)
+	for b.Index.ForeignVectors(ctx, "demo") {
+		if time.Now().After(deadline) {
+			t.Fatal("not re-embedded")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	st, _ := b.Index.Status(ctx, "demo")
+	if st.Embedder != "openai:test-embed:16" || !st.VectorsReady || st.Manifest.ReadFiles != 0 || st.Manifest.Embedded == 0 {
+		t.Fatalf("after re-embedding: %+v %+v", st, st.Manifest)
+	}
+	res, err = b.Search.Code(ctx, search.CodeQuery{Text: "retry the request", Aliases: []string{"demo-global"}})
+	if err != nil || res.Repos[0].EffectiveMode != "semantic" || len(res.Hits) == 0 || requests.Load() == 0 {
+		t.Fatalf("semantic search after re-embedding: %+v %v", res, err)
 	}
 }

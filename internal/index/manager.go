@@ -288,6 +288,14 @@ func (m *Manager) Outdated(ctx context.Context, alias string) bool {
 	return err == nil && r.Dir != "" && r.Manifest.Version != FormatVersion
 }
 
+// ForeignVectors reports whether alias's published vectors were computed
+// by another embedder than the configured one (its searches fall back to
+// lexical results until a build re-embeds them).
+func (m *Manager) ForeignVectors(ctx context.Context, alias string) bool {
+	r, err := m.load(ctx, alias)
+	return err == nil && r.Dir != "" && r.VectorsReady && r.Embedder != m.emb.ID()
+}
+
 // ErrNotIndexed is returned when a repository has no published index.
 var ErrNotIndexed = errors.New("not indexed")
 
