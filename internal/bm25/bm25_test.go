@@ -166,6 +166,9 @@ func TestDocFreqAndTerms(t *testing.T) {
 			t.Errorf("DocFreq(%s) = %d, want %d", term, got, want)
 		}
 	}
+	if ix.Docs() != 3 || ix.MaxDoc() != 6 {
+		t.Errorf("Docs %d MaxDoc %d, want 3 and 6 (ids 1, 2, 5)", ix.Docs(), ix.MaxDoc())
+	}
 	var terms []string
 	ix.EachTerm(func(s string) bool { terms = append(terms, s); return true })
 	if strings.Join(terms, ",") != "close,file,io,read,write" {

@@ -90,6 +90,9 @@ func (ix *Index) Close() error {
 // Docs is the number of documents.
 func (ix *Index) Docs() int { return ix.nDocs }
 
+// MaxDoc is one more than the highest document id the index has room for.
+func (ix *Index) MaxDoc() int { return ix.maxDoc }
+
 // Terms is the number of distinct terms.
 func (ix *Index) Terms() int { return ix.nTerms }
 

@@ -101,8 +101,10 @@ func (m *Manager) buildLexical(ctx context.Context, req buildRequest, progress P
 	}
 	defer db.Close()
 	if incremental {
-		if v, _ := strconv.Atoi(getMeta(ctx, db, "version")); v != FormatVersion || getMeta(ctx, db, "exclude") != strings.Join(cfg.Exclude, "\n") {
-			incremental = false // another format or file selection: start over
+		if v, _ := strconv.Atoi(getMeta(ctx, db, "version")); v != FormatVersion || getMeta(ctx, db, "exclude") != strings.Join(cfg.Exclude, "\n") || sparse(req.prev) {
+			// Another format or file selection, or chunk ids spread too
+			// thin: start over.
+			incremental = false
 			db.Close()
 			os.Remove(dbPath)
 			if db, err = openChunksDB(dbPath, false); err != nil {
@@ -363,6 +365,19 @@ func loadPrev(ctx context.Context, db *sql.DB, files map[string]string, skipped 
 }
 
 type skipRow struct{ Blob string }
+
+// sparse reports whether the chunk ids of the build in dir have become
+// sparse: incremental builds append new chunks after the highest id and
+// never reuse deleted ones, and the BM25 and filter tables are sized by
+// the highest id. A full build renumbers them.
+func sparse(dir string) bool {
+	ix, err := bm25.Open(filepath.Join(dir, "bm25.bin"))
+	if err != nil {
+		return true
+	}
+	defer ix.Close()
+	return ix.MaxDoc() > 2*ix.Docs()+10000
+}
 
 // writeBM25 writes the build's BM25 index: the previous one merged with
 // the changes, or the builder's documents alone.
