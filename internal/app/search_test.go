@@ -480,3 +480,63 @@ func TestEmbedderChangeReembedsAtStart(t *testing.T) {
 		t.Fatalf("semantic search after re-embedding: %+v %v", res, err)
 	}
 }
+
+// Searches running while refreshes publish new builds and prune old ones
+// never fail and never see a half-built index: every answer is complete
+// for the build it read.
+func TestSearchesDuringRefreshes(t *testing.T) {
+	e := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var failures atomic.Int32
+	var searches atomic.Int32
+	done := make(chan struct{})
+	worker := func(run func() error) {
+		for ctx.Err() == nil {
+			if err := run(); err != nil && ctx.Err() == nil {
+				if failures.Add(1) <= 3 {
+					t.Errorf("search during refresh: %v", err)
+				}
+			}
+			searches.Add(1)
+		}
+		done <- struct{}{}
+	}
+	for _, mode := range []string{"fts", "semantic", "hybrid"} {
+		go worker(func() error {
+			res, err := e.a.Search.Code(ctx, search.CodeQuery{Text: "hello returns hi", Aliases: []string{"demo-global"}, Mode: mode})
+			if err == nil && len(res.Hits) == 0 {
+				err = fmt.Errorf("%s: no hits", mode)
+			}
+			return err
+		})
+	}
+	go worker(func() error {
+		res, err := e.a.Search.Regex(ctx, search.RegexQuery{Pattern: `def hello`, Aliases: []string{"demo-global"}})
+		if err == nil && res.Repos[0].TotalMatches != 1 {
+			err = fmt.Errorf("regex: %d matches", res.Repos[0].TotalMatches)
+		}
+		return err
+	})
+	for i := range 5 {
+		testutil.Commit(t, e.src, fmt.Sprintf("change %d", i), map[string]string{fmt.Sprintf("gen/f%d.go", i): fmt.Sprintf("package gen\n\n// Step%d is change %s.\nfunc Step%d() {}\n", i, []string{"alpha", "bravo", "charlie", "delta", "echo"}[i], i)})
+		j, err := e.a.Repos.Refresh(context.Background(), "admin", "demo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, err := e.a.Jobs.RunNow(context.Background(), j.ID); err != nil || d.Status != jobs.Completed {
+			t.Fatalf("refresh %d: %+v %v", i, d, err)
+		}
+	}
+	cancel()
+	for range 4 {
+		<-done
+	}
+	if searches.Load() < 20 {
+		t.Errorf("only %d searches ran during the refreshes", searches.Load())
+	}
+	res, err := e.a.Search.Code(context.Background(), search.CodeQuery{Text: "echo change", Aliases: []string{"demo-global"}, Mode: "fts"})
+	if err != nil || len(res.Hits) == 0 || res.Hits[0].FilePath != "gen/f4.go" {
+		t.Fatalf("last change not searchable: %+v %v", res, err)
+	}
+}

@@ -140,7 +140,7 @@ func (m *Manager) index(ctx context.Context, alias string, req buildRequest, ful
 	// nothing better to serve meanwhile; otherwise keep the previous build
 	// (with its vectors) until this one is complete.
 	if prev.Dir == "" || !prev.VectorsReady {
-		m.preload(out, false)
+		m.preload(out, man, false)
 		if err := m.publish(ctx, alias, name, man, false); err != nil {
 			return nil, err
 		}
@@ -158,7 +158,7 @@ func (m *Manager) index(ctx context.Context, alias string, req buildRequest, ful
 	}
 	man.DiskBytes = dirSize(out)
 	writeManifest(out, man)
-	m.preload(out, true)
+	m.preload(out, man, true)
 	if err := m.publish(ctx, alias, name, man, true); err != nil {
 		return nil, err
 	}
@@ -170,11 +170,12 @@ func (m *Manager) index(ctx context.Context, alias string, req buildRequest, ful
 // preload opens build dir into the reader cache before it is published,
 // so that no search pays for loading it (a few hundred milliseconds on a
 // large repository). Errors are left for Open to report.
-func (m *Manager) preload(dir string, withVectors bool) {
+func (m *Manager) preload(dir string, man *Manifest, withVectors bool) {
 	rd, err := openReader(dir, withVectors)
 	if err != nil {
 		return
 	}
+	rd.Commit, rd.Embedder, rd.VectorsReady = man.Commit, man.Embedder, rd.vecs != nil
 	rd.refs.Add(1) // the cache's own reference
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -327,12 +328,15 @@ func (m *Manager) Open(ctx context.Context, alias string) (*Reader, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Set once, before any search sees the reader: a build's commit
+		// and embedder never change, and a build whose vectors become
+		// ready gets a new reader.
+		rd.Commit, rd.VectorsReady, rd.Embedder = r.Commit, r.VectorsReady && rd.vecs != nil, r.Embedder
 		rd.refs.Add(1) // the cache's own reference
 		m.readers[dir] = rd
 		m.evictLocked(alias, dir)
 	}
 	rd.refs.Add(1)
-	rd.Commit, rd.VectorsReady, rd.Embedder = r.Commit, r.VectorsReady && rd.vecs != nil, r.Embedder
 	return rd, nil
 }
 

@@ -18,6 +18,7 @@ import (
 // Reader searches one published build. It is shared by concurrent
 // searches and closed when the last user releases it after it was replaced.
 type Reader struct {
+	// What the build is; set before the reader is shared, then read-only.
 	Dir          string
 	Commit       string
 	VectorsReady bool
