@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -216,7 +217,7 @@ func (r *Registry) handler(t *Tool, o ServerOptions) sdk.ToolHandler {
 		if err := t.inResolved.Validate(args); err != nil {
 			return errorResult(&ArgError{Msg: "invalid arguments: " + cleanValidation(err.Error()), Hint: "see the input schema, or cidx_quick_reference(tool=\"" + t.Name + "\") for the full document"}), nil
 		}
-		out, err := t.call(ctx, caller, args)
+		out, err := safeCall(ctx, t, caller, args, o.Logger)
 		if o.Logger != nil {
 			o.Logger.Debug("tool call", "tool", t.Name, "user", caller.Name, "ms", time.Since(start).Milliseconds(), "ok", err == nil)
 		}
@@ -235,6 +236,21 @@ func (r *Registry) handler(t *Tool, o ServerOptions) sdk.ToolHandler {
 			StructuredContent: out,
 		}, nil
 	}
+}
+
+// safeCall runs the tool, turning a panic (a bug) into a tool error for
+// this call only: one faulty request must not take the server, or the
+// stdio session, down for everyone. The stack goes to the log.
+func safeCall(ctx context.Context, t *Tool, caller *cauth.Caller, args map[string]any, log *slog.Logger) (out any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if log != nil {
+				log.Error("tool panicked", "tool", t.Name, "user", caller.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			}
+			out, err = nil, &ArgError{Msg: "internal error in " + t.Name + " (a bug; the server log has the details)", Hint: "try again; if it persists, report it to the administrator"}
+		}
+	}()
+	return t.call(ctx, caller, args)
 }
 
 // tokenInfo is the verified bearer token of an HTTP request; nil on stdio.
