@@ -104,6 +104,16 @@ func run(goroot string, nq int, history string, nHistory int, skipPerf bool, kee
 	}
 	evalQueries(ctx, a, "nodoc-global", qs)
 
+	// The same functions asked for by name, as an agent looking for an
+	// identifier would (names are not unique: New, String, Read...).
+	var idents []query
+	for _, q := range qs {
+		q.text = q.ident
+		idents = append(idents, q)
+	}
+	fmt.Printf("\n== Retrieval: the same %d functions queried by name (ReadFull, Reader.Read)\n", len(idents))
+	evalQueries(ctx, a, "nodoc-global", idents)
+
 	if history != "" {
 		hq, err := commitQueries(history, nHistory)
 		if err != nil {
@@ -240,6 +250,7 @@ func rss() int64 {
 // query is one evaluation query and what answers it.
 type query struct {
 	text  string
+	ident string   // code queries: the function's name (Type.Method for methods)
 	path  string   // code queries: the file
 	from  int      // and the function's lines
 	to    int      //
@@ -349,7 +360,17 @@ func stripDocs(rel string, src []byte) ([]byte, []query) {
 			continue
 		}
 		// Lines after removing the comment: count removed newlines before.
-		qs = append(qs, query{text: text, path: rel, from: fset.Position(fd.Pos()).Line, to: fset.Position(fd.End()).Line})
+		ident := fd.Name.Name
+		if fd.Recv != nil && len(fd.Recv.List) == 1 {
+			t := fd.Recv.List[0].Type
+			if st, ok := t.(*ast.StarExpr); ok {
+				t = st.X
+			}
+			if id, ok := t.(*ast.Ident); ok {
+				ident = id.Name + "." + ident
+			}
+		}
+		qs = append(qs, query{text: text, ident: ident, path: rel, from: fset.Position(fd.Pos()).Line, to: fset.Position(fd.End()).Line})
 	}
 	if len(cuts) == 0 {
 		return src, nil

@@ -540,3 +540,84 @@ func TestSearchesDuringRefreshes(t *testing.T) {
 		t.Fatalf("last change not searchable: %+v %v", res, err)
 	}
 }
+
+// A query that is one identifier puts the chunks defining it first, in fts
+// and hybrid, even where BM25 alone prefers a chunk that repeats the name.
+func TestIdentifierQueriesFindDefinitionsFirst(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	src := testutil.Repo(t, map[string]string{
+		"order.go":  "package shop\n\n// ProcessOrder charges the card and ships the parcel.\nfunc ProcessOrder(id int) error {\n\treturn charge(id)\n}\n",
+		"batch.go":  "package shop\n\nfunc nightly() {\n\tProcessOrder(1)\n\tProcessOrder(2)\n\tProcessOrder(3)\n\t// process order: retry ProcessOrder on failure\n\tProcessOrder(4)\n}\n",
+		"cart.py":   "class Cart:\n    def process_order(self):\n        return True\n",
+		"runner.py": "def run(cart):\n    cart.process_order()\n    cart.process_order()\n    # process the order of the cart again\n    cart.process_order()\n",
+	})
+	j, err := e.a.Repos.Add(ctx, "admin", "shop", src, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done, err := e.a.Jobs.RunNow(ctx, j.ID); err != nil || done.Status != jobs.Completed {
+		t.Fatalf("add: %+v %v", done, err)
+	}
+	top := func(q, mode string) string {
+		t.Helper()
+		res, err := e.a.Search.Code(ctx, search.CodeQuery{Text: q, Aliases: []string{"shop-global"}, Mode: mode})
+		if err != nil || len(res.Hits) == 0 {
+			t.Fatalf("%s %q: %+v %v", mode, q, res, err)
+		}
+		return res.Hits[0].FilePath + ":" + res.Hits[0].Symbol
+	}
+	// BM25 alone ranks the callers first (a query of several words is not
+	// an identifier); check the premise.
+	hits, err := e.a.Search.Code(ctx, search.CodeQuery{Text: "process order", Aliases: []string{"shop-global"}, Mode: "fts"})
+	if err != nil || len(hits.Hits) == 0 || hits.Hits[0].FilePath != "batch.go" {
+		t.Fatalf("premise: words rank batch.go first: %+v %v", hits, err)
+	}
+	for _, mode := range []string{"fts", "hybrid"} {
+		if got := top("ProcessOrder", mode); got != "order.go:ProcessOrder" {
+			t.Errorf("%s ProcessOrder: top %s", mode, got)
+		}
+		// The method is defined inside the class's chunk.
+		if got := top("Cart.process_order", mode); got != "cart.py:Cart" {
+			t.Errorf("%s Cart.process_order: top %s", mode, got)
+		}
+	}
+	// Which chunks define a name: by their own symbol, or by a symbol of
+	// their file inside them (the method in the class chunk).
+	rd, err := e.a.Index.Open(ctx, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Release()
+	rowid := map[string]int64{}
+	res, err := e.a.Search.Code(ctx, search.CodeQuery{Text: "cart process order run", Aliases: []string{"shop-global"}, Mode: "fts", Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range res.Hits {
+		c, err := rd.ChunkByID(ctx, h.ChunkID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rowid[h.FilePath] = c.Rowid
+	}
+	if rowid["cart.py"] == 0 || rowid["runner.py"] == 0 {
+		t.Fatalf("chunks: %v", rowid)
+	}
+	ids := []int64{rowid["cart.py"], rowid["runner.py"]}
+	for name, want := range map[string]string{"Cart.process_order": "cart.py", "PROCESS_ORDER": "cart.py", "Cart": "cart.py", "run": "runner.py", "order": ""} {
+		defs, err := rd.Defining(ctx, ids, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range []string{"cart.py", "runner.py"} {
+			if defs[rowid[p]] {
+				got = append(got, p)
+			}
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("Defining(%q) = %v, want %q", name, got, want)
+		}
+	}
+}

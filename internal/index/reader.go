@@ -265,6 +265,56 @@ func (r *Reader) Chunks(ctx context.Context, rowids []int64) (map[int64]ChunkInf
 	return out, rows.Err()
 }
 
+// Defining returns which of the chunks define name: the chunk's own
+// symbol is name, or a symbol of its file named name starts inside it (a
+// method inside a class chunk). Names compare case-insensitively, and a
+// qualified symbol (Type.Method) also matches by its last components.
+func (r *Reader) Defining(ctx context.Context, rowids []int64, name string) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	if len(rowids) == 0 {
+		return out, nil
+	}
+	matches := func(sym string) bool {
+		return strings.EqualFold(sym, name) ||
+			len(sym) > len(name) && sym[len(sym)-len(name)-1] == '.' && strings.EqualFold(sym[len(sym)-len(name):], name)
+	}
+	args := make([]any, len(rowids))
+	for i, id := range rowids {
+		args[i] = id
+	}
+	rows, err := r.db.QueryContext(ctx, "SELECT c.rowid, c.symbol, c.start_offset, c.end_offset, f.id, f.symbols FROM chunks c JOIN files f ON f.id = c.file WHERE c.rowid IN (?"+strings.Repeat(",?", len(rowids)-1)+")", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	fileSyms := map[int64][]trigram.Symbol{}
+	for rows.Next() {
+		var id, file int64
+		var sym string
+		var start, end int
+		var packed []byte
+		if err := rows.Scan(&id, &sym, &start, &end, &file, &packed); err != nil {
+			return nil, err
+		}
+		if matches(sym) {
+			out[id] = true
+			continue
+		}
+		syms, ok := fileSyms[file]
+		if !ok {
+			syms, _ = unpackSymbols(packed)
+			fileSyms[file] = syms
+		}
+		for _, s := range syms {
+			if s.StartOffset >= start && s.StartOffset < end && matches(s.Name) {
+				out[id] = true
+				break
+			}
+		}
+	}
+	return out, rows.Err()
+}
+
 // ErrNoChunk is returned for an unknown chunk id.
 var ErrNoChunk = errors.New("no such chunk")
 

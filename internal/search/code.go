@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -197,7 +198,7 @@ func (s *Service) searchOne(ctx context.Context, t *target, q CodeQuery, mode st
 	var ranked []index.Hit
 	switch mode {
 	case "fts":
-		hits, err := t.reader.BM25(ctx, text, n, keep)
+		hits, _, err := t.lexical(ctx, q.Text, text, n, keep)
 		if err != nil {
 			return nil, err
 		}
@@ -210,7 +211,7 @@ func (s *Service) searchOne(ctx context.Context, t *target, q CodeQuery, mode st
 		ranked = hits
 	case "hybrid":
 		depth := max(50, 3*n)
-		lex, err := t.reader.BM25(ctx, text, depth, keep)
+		lex, defs, err := t.lexical(ctx, q.Text, text, depth, keep)
 		if err != nil {
 			return nil, err
 		}
@@ -222,11 +223,73 @@ func (s *Service) searchOne(ctx context.Context, t *target, q CodeQuery, mode st
 		if w <= 0 {
 			w = DefaultVectorWeight
 		}
-		ranked = rrf(n, lex, vec, w)
+		// Fuse everything, then cut: a definition of an identifier query
+		// that fusion ranks below n still comes first.
+		ranked = definitionsFirst(rrf(len(lex)+len(vec), lex, vec, w), defs)
+		ranked = ranked[:min(n, len(ranked))]
 	default:
 		return nil, &Error{Message: fmt.Sprintf("unknown search_mode %q", mode), Hint: "use semantic, fts or hybrid"}
 	}
 	return s.materialize(ctx, t, q, mode, ranked)
+}
+
+// definitionDepth is how many BM25 hits are checked for definitions of an
+// identifier query.
+const definitionDepth = 100
+
+// identRE is an identifier, possibly qualified: ReadFull, Reader.Read,
+// parse_args.
+var identRE = regexp.MustCompile(`^[\pL_][\pL\pN_]*(\.[\pL_][\pL\pN_]*)*$`)
+
+// lexical ranks chunks by BM25. When the query is one identifier, the
+// chunks that define it (index.Reader.Defining) come first, with the best
+// hit's score: someone who types a name most often wants its definition,
+// and BM25 alone ranks every chunk that mentions the name's words next to
+// it.
+// It also returns the definitions' rowids (nil for other queries).
+func (t *target) lexical(ctx context.Context, query, text string, n int, keep index.Keep) ([]index.Hit, map[int64]bool, error) {
+	ident := strings.TrimSpace(query)
+	if !identRE.MatchString(ident) {
+		hits, err := t.reader.BM25(ctx, text, n, keep)
+		return hits, nil, err
+	}
+	hits, err := t.reader.BM25(ctx, text, max(n, definitionDepth), keep)
+	if err != nil || len(hits) == 0 {
+		return hits, nil, err
+	}
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.Rowid
+	}
+	defs, err := t.reader.Defining(ctx, ids, ident)
+	if err != nil {
+		return nil, nil, err
+	}
+	hits = definitionsFirst(hits, defs)
+	return hits[:min(n, len(hits))], defs, nil
+}
+
+// definitionsFirst moves the hits in defs ahead of the others, keeping
+// each group's order, and gives them at least the best hit's score so that
+// scores still fall down the list.
+func definitionsFirst(hits []index.Hit, defs map[int64]bool) []index.Hit {
+	if len(defs) == 0 || len(hits) == 0 {
+		return hits
+	}
+	top := hits[0].Score
+	out := make([]index.Hit, 0, len(hits))
+	for _, h := range hits {
+		if defs[h.Rowid] {
+			h.Score = max(h.Score, top)
+			out = append(out, h)
+		}
+	}
+	for _, h := range hits {
+		if !defs[h.Rowid] {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // normalizeTop scales BM25 scores to 0-1 relative to the best hit.
