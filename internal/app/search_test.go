@@ -394,6 +394,15 @@ func TestSearchCodeFTSOptions(t *testing.T) {
 	if len(groups) != 2 || groups["demo-global"] == nil || groups["cidx-meta-global"] == nil {
 		t.Errorf("per_repo, grouped: %v", out["results"])
 	}
+	// exclude_patterns drops repositories by alias from a multi-repository search.
+	out = mustCall(t, cs, "search_code", map[string]any{"query_text": "demo greets people", "search_mode": "fts", "repository_alias": "*-global", "exclude_patterns": []any{"^cidx-meta"}})
+	meta := out["results"].(map[string]any)["query_metadata"].(map[string]any)
+	if n := len(meta["repositories"].([]any)); n != 1 || meta["repositories"].([]any)[0].(map[string]any)["repository_alias"] != "demo-global" {
+		t.Errorf("exclude_patterns: searched %v", meta["repositories"])
+	}
+	if out, isErr := call(t, cs, "search_code", map[string]any{"query_text": "x", "repository_alias": "*-global", "exclude_patterns": []any{"(unclosed"}}); !isErr || !strings.Contains(out["error"].(string), "exclude_patterns") {
+		t.Errorf("invalid exclude pattern: %v", out)
+	}
 }
 
 // Changing the embedder in config.yaml takes effect at the next start:

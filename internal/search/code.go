@@ -31,6 +31,9 @@ type CodeQuery struct {
 	SnippetLines  int // context lines around an fts match; negative means 5
 	Regex         bool
 	Aggregation   string // global (default) or per_repo
+	// ExcludeRepos are regular expressions: in a multi-repository search,
+	// repositories whose alias matches one are not searched.
+	ExcludeRepos []string
 	// VectorWeight overrides the vector ranking's weight in hybrid fusion
 	// (0: DefaultVectorWeight). Not a tool parameter: for evaluations.
 	VectorWeight float64
@@ -98,7 +101,15 @@ func (s *Service) Code(ctx context.Context, q CodeQuery) (*CodeResult, error) {
 	if q.Regex && q.Mode != "fts" {
 		return nil, &Error{Message: "regex=true needs search_mode=fts", Hint: "or use regex_search"}
 	}
-	ts, errs, err := s.open(ctx, q.Aliases, q.Multi)
+	var exclude []*regexp.Regexp
+	for _, p := range q.ExcludeRepos {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, &Error{Message: fmt.Sprintf("exclude_patterns: %q is not a valid regular expression: %v", p, err), Hint: `patterns match repository aliases, e.g. "^legacy-" or "-test-global$"`}
+		}
+		exclude = append(exclude, re)
+	}
+	ts, errs, err := s.open(ctx, q.Aliases, q.Multi, exclude...)
 	if err != nil {
 		return nil, err
 	}

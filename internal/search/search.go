@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,14 +56,18 @@ type RepoInfo struct {
 }
 
 // open resolves aliases (with wildcards when multi) and opens each
-// repository's index. Failures go to errs by alias, never silently.
-func (s *Service) open(ctx context.Context, aliases []string, multi bool) ([]*target, map[string]string, error) {
+// repository's index. Failures go to errs by alias, never silently. In a
+// multi-repository search, aliases matching one of exclude are skipped.
+func (s *Service) open(ctx context.Context, aliases []string, multi bool, exclude ...*regexp.Regexp) ([]*target, map[string]string, error) {
 	list := aliases
 	if multi {
 		var err error
 		if list, err = s.repos.Expand(ctx, aliases); err != nil {
 			return nil, nil, err
 		}
+		list = slices.DeleteFunc(list, func(a string) bool {
+			return slices.ContainsFunc(exclude, func(re *regexp.Regexp) bool { return re.MatchString(a) })
+		})
 	}
 	errs := map[string]string{}
 	var out []*target

@@ -32,6 +32,7 @@ type searchCodeIn struct {
 	SnippetLines    int      `json:"snippet_lines,omitempty" jsonschema:"fts: context lines around the match"`
 	Regex           bool     `json:"regex,omitempty" jsonschema:"fts: query_text is an RE2 regex"`
 	Accuracy        string   `json:"accuracy,omitempty" jsonschema:"accepted for compatibility; search is always exact"`
+	ExcludePatterns []string `json:"exclude_patterns,omitempty" jsonschema:"several repositories: regexes; repositories whose alias matches one are skipped"`
 	AggregationMode string   `json:"aggregation_mode,omitempty" jsonschema:"several repositories: global ranking or an equal share per repository"`
 	ResponseFormat  string   `json:"response_format,omitempty" jsonschema:"several repositories: flat list or grouped by repository"`
 	// Temporal parameters of the contract: refused until a history index exists.
@@ -176,7 +177,7 @@ func searchCodeTool(d *Deps) *mcp.Tool {
 			}
 			res, err := d.Search.Code(ctx, search.CodeQuery{Text: in.QueryText, Aliases: aliases, Multi: multi, Limit: in.Limit, MinScore: in.MinScore, Mode: in.SearchMode,
 				FilterSpec:    search.FilterSpec{Language: in.Language, ExcludeLanguage: in.ExcludeLanguage, PathFilter: in.PathFilter, ExcludePath: in.ExcludePath, FileExtensions: in.FileExtensions},
-				CaseSensitive: in.CaseSensitive, Fuzzy: in.Fuzzy, EditDistance: in.EditDistance, SnippetLines: in.SnippetLines, Regex: in.Regex, Aggregation: in.AggregationMode})
+				CaseSensitive: in.CaseSensitive, Fuzzy: in.Fuzzy, EditDistance: in.EditDistance, SnippetLines: in.SnippetLines, Regex: in.Regex, Aggregation: in.AggregationMode, ExcludeRepos: in.ExcludePatterns})
 			if err != nil {
 				return searchCodeOut{}, err
 			}
