@@ -78,7 +78,7 @@ func Open(ctx context.Context, dataDir string, log *slog.Logger) (*App, error) {
 		return nil, fmt.Errorf("embedding configuration: %w", err)
 	}
 	ic := file.Index
-	a.Index = index.NewManager(db, gitcli.Default, dataDir, emb, index.Config{MaxFileBytes: ic.MaxFileBytes, Exclude: ic.Exclude, IndexGenerated: ic.IndexGenerated, Int8Vectors: ic.Int8()}, log)
+	a.Index = index.NewManager(db, gitcli.Default, dataDir, emb, index.Config{MaxFileBytes: ic.MaxFileBytes, Exclude: ic.Exclude, IndexGenerated: ic.IndexGenerated, Int8Vectors: ic.Int8(), ReaderMemoryBytes: int64(ic.ReaderMemoryMB) << 20}, log)
 	a.Repos.SetIndexer(a.Index)
 	a.Search = search.NewService(a.Repos, a.Index)
 	a.Files = files.NewService(a.Repos, func(ctx context.Context) (files.Budget, error) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cidx/cidx/internal/app"
 	"github.com/cidx/cidx/internal/auth"
+	"github.com/cidx/cidx/internal/index"
 	"github.com/cidx/cidx/internal/jobs"
 	"github.com/cidx/cidx/internal/search"
 	"github.com/cidx/cidx/internal/testutil"
@@ -628,5 +629,56 @@ func TestIdentifierQueriesFindDefinitionsFirst(t *testing.T) {
 		if strings.Join(got, ",") != want {
 			t.Errorf("Defining(%q) = %v, want %q", name, got, want)
 		}
+	}
+}
+
+// Open indexes are bounded by index.reader_memory_mb: past it the least
+// recently searched one is closed, and reopened when searched again.
+func TestReaderMemoryBudget(t *testing.T) {
+	ctx := context.Background()
+	var b strings.Builder
+	b.WriteString("package big\n\n")
+	for i := range 700 {
+		fmt.Fprintf(&b, "// F%d does step %d.\nfunc F%d() int { return %d }\n\n", i, i, i, i)
+	}
+	for _, budget := range []int{1, 0} { // 1 MB: room for one repository's vectors; 0: the default
+		dir := t.TempDir()
+		if budget > 0 {
+			os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(fmt.Sprintf("index:\n  reader_memory_mb: %d\n", budget)), 0o600)
+		}
+		a, err := app.Open(ctx, dir, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, alias := range []string{"one", "two"} {
+			src := testutil.Repo(t, map[string]string{"big.go": b.String()})
+			j, err := a.Repos.Add(ctx, "admin", alias, src, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if done, err := a.Jobs.RunNow(ctx, j.ID); err != nil || done.Status != jobs.Completed {
+				t.Fatalf("add: %+v %v", done, err)
+			}
+		}
+		open := func(alias string) *index.Reader {
+			t.Helper()
+			r, err := a.Index.Open(ctx, alias)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Release()
+			return r
+		}
+		first := open("one")
+		open("two")
+		again := open("one")
+		if reopened := first != again; reopened != (budget > 0) {
+			t.Errorf("budget %d MB: reopened %v", budget, reopened)
+		}
+		res, err := a.Search.Code(ctx, search.CodeQuery{Text: "step 42", Aliases: []string{"one-global", "two-global"}, Multi: true, Mode: "hybrid"})
+		if err != nil || len(res.Hits) == 0 || len(res.Repos) != 2 {
+			t.Errorf("budget %d MB: search across both: %+v %v", budget, res, err)
+		}
+		a.Close()
 	}
 }

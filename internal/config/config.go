@@ -83,6 +83,10 @@ type Index struct {
 	// Int8Vectors stores vectors as int8 on disk (the default; false keeps
 	// float32, 4x larger, for the last bit of ranking precision).
 	Int8Vectors *bool `yaml:"int8_vectors"`
+	// ReaderMemoryMB bounds the memory of open indexes (decoded vectors
+	// and chunk tables); the least recently searched ones are closed
+	// first. Default 2048.
+	ReaderMemoryMB int `yaml:"reader_memory_mb"`
 }
 
 // Int8 is Int8Vectors with its default (true).

@@ -41,6 +41,10 @@ type Config struct {
 	// Int8Vectors stores vectors quantised to int8 on disk (4x smaller;
 	// they are decoded into memory when a build is opened).
 	Int8Vectors bool `yaml:"int8_vectors" json:"int8_vectors"`
+	// ReaderMemoryBytes bounds the heap memory of the open builds kept
+	// between searches (decoded vectors, chunk tables): past it, the least
+	// recently used are closed and reopened on demand. Default 2 GiB.
+	ReaderMemoryBytes int64 `yaml:"-" json:"-"`
 }
 
 // DefaultExclude is used when Config.Exclude is empty.
@@ -56,6 +60,9 @@ func (c Config) withDefaults() Config {
 	}
 	if len(c.Exclude) == 0 {
 		c.Exclude = DefaultExclude
+	}
+	if c.ReaderMemoryBytes <= 0 {
+		c.ReaderMemoryBytes = 2 << 30
 	}
 	return c
 }

@@ -177,12 +177,39 @@ func (m *Manager) preload(dir string, man *Manifest, withVectors bool) {
 	}
 	rd.Commit, rd.Embedder, rd.VectorsReady = man.Commit, man.Embedder, rd.vecs != nil
 	rd.refs.Add(1) // the cache's own reference
+	rd.lastUsed.Store(time.Now().UnixNano())
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if old := m.readers[dir]; old != nil {
 		old.release()
 	}
 	m.readers[dir] = rd
+	m.trimLocked(dir)
+}
+
+// trimLocked closes the least recently used cached readers (other than
+// keep's) while the cache holds more heap than the budget. A reader still
+// used by a search is closed when that search releases it.
+func (m *Manager) trimLocked(keep string) {
+	var total int64
+	for _, r := range m.readers {
+		total += r.memBytes
+	}
+	for total > m.cfg.ReaderMemoryBytes {
+		var oldest string
+		for d, r := range m.readers {
+			if d != keep && (oldest == "" || r.lastUsed.Load() < m.readers[oldest].lastUsed.Load()) {
+				oldest = d
+			}
+		}
+		if oldest == "" {
+			return
+		}
+		r := m.readers[oldest]
+		delete(m.readers, oldest)
+		total -= r.memBytes
+		r.release()
+	}
 }
 
 // evictOthers drops alias's cached readers other than dir's: those builds
@@ -335,8 +362,10 @@ func (m *Manager) Open(ctx context.Context, alias string) (*Reader, error) {
 		rd.refs.Add(1) // the cache's own reference
 		m.readers[dir] = rd
 		m.evictLocked(alias, dir)
+		m.trimLocked(dir)
 	}
 	rd.refs.Add(1)
+	rd.lastUsed.Store(time.Now().UnixNano())
 	return rd, nil
 }
 

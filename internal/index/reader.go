@@ -24,11 +24,13 @@ type Reader struct {
 	VectorsReady bool
 	Embedder     string
 
-	refs atomic.Int32
-	trig *trigram.Index
-	db   *sql.DB
-	lex  *bm25.Index
-	vecs *vectors
+	refs     atomic.Int32
+	lastUsed atomic.Int64 // unix nanoseconds of the last Open
+	memBytes int64        // heap held: decoded vectors and chunk tables
+	trig     *trigram.Index
+	db       *sql.DB
+	lex      *bm25.Index
+	vecs     *vectors
 
 	// Per chunk rowid: its file (index into paths and fileLang, -1 for
 	// none), so that filters apply inside the BM25 and vector scans.
@@ -55,8 +57,12 @@ func openReader(dir string, withVectors bool) (*Reader, error) {
 		r.close()
 		return nil, err
 	}
+	r.memBytes = int64(4*len(r.docFile)) + int64(len(r.paths))*64
 	if withVectors {
 		if v, err := openVectors(filepath.Join(dir, "vectors.bin")); err == nil {
+			if v.rows8 != nil {
+				r.memBytes += int64(4 * len(v.f32)) // decoded onto the heap
+			}
 			r.vecs = v
 			for _, id := range v.rowids {
 				if id < 0 || id >= int64(len(r.docFile)) || r.docFile[id] < 0 {
