@@ -19,7 +19,7 @@ test: test-go conformance
 test-go:
 	$(GO) test -count=1 ./...
 	# The tests where searches race index builds, again under the race detector.
-	$(GO) test -count=1 -race -run 'Searches|Refresh|Incremental|Catalog|Outdated|Embedder|Merge|Update|Vectors' ./internal/app ./internal/index ./internal/bm25 ./internal/trigram
+	$(GO) test -count=1 -race -run 'Searches|Refresh|Incremental|Catalog|Outdated|Embedder|Budget|Merge|Update|Vectors' ./internal/app ./internal/index ./internal/bm25 ./internal/trigram
 
 conformance: build
 	bash scripts/conformance.sh
