@@ -289,11 +289,8 @@ func (m *Manager) buildLexical(ctx context.Context, req buildRequest, progress P
 				for len(paths) > 0 {
 					part := paths[:min(500, len(paths))]
 					paths = paths[len(part):]
-					args := make([]any, len(part))
-					for i, p := range part {
-						args[i] = p
-					}
-					docs, err := m.storedDocs(ctx, db, root, "path IN (?"+strings.Repeat(",?", len(part)-1)+")", args...)
+					in, args := inList(part)
+					docs, err := m.storedDocs(ctx, db, root, "path IN "+in, args...)
 					if err != nil {
 						return nil, err
 					}

@@ -170,15 +170,10 @@ type Hit struct {
 // BM25 ranks chunks by BM25 over their terms (content, path, symbol);
 // every term of text counts.
 func (r *Reader) BM25(ctx context.Context, text string, n int, keep Keep) ([]Hit, error) {
-	return r.BM25Terms(ctx, codetok.Terms(text), n, keep)
-}
-
-// BM25Terms ranks chunks by BM25 for terms already tokenized (used for
-// fuzzy expansion).
-func (r *Reader) BM25Terms(ctx context.Context, terms []string, n int, keep Keep) ([]Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	terms := codetok.Terms(text)
 	var k func(uint32) bool
 	if f := r.fileFilter(keep); f != nil {
 		k = func(d uint32) bool { return f(int64(d)) }
@@ -190,9 +185,6 @@ func (r *Reader) BM25Terms(ctx context.Context, terms []string, n int, keep Keep
 	}
 	return hits, nil
 }
-
-// DocFreq is the number of chunks holding term.
-func (r *Reader) DocFreq(term string) int { return r.lex.DocFreq(term) }
 
 // ErrNoVectors means the build's vectors are not ready.
 var ErrNoVectors = errors.New("vectors are not ready")
@@ -252,11 +244,8 @@ func (r *Reader) Chunks(ctx context.Context, rowids []int64) (map[int64]ChunkInf
 	if len(rowids) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(rowids))
-	for i, id := range rowids {
-		args[i] = id
-	}
-	rows, err := r.db.QueryContext(ctx, "SELECT "+chunkCols+" FROM chunks c JOIN files f ON f.id = c.file WHERE c.rowid IN (?"+strings.Repeat(",?", len(rowids)-1)+")", args...)
+	in, args := inList(rowids)
+	rows, err := r.db.QueryContext(ctx, "SELECT "+chunkCols+" FROM chunks c JOIN files f ON f.id = c.file WHERE c.rowid IN "+in, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -284,11 +273,8 @@ func (r *Reader) Defining(ctx context.Context, rowids []int64, name string) (map
 		return strings.EqualFold(sym, name) ||
 			len(sym) > len(name) && sym[len(sym)-len(name)-1] == '.' && strings.EqualFold(sym[len(sym)-len(name):], name)
 	}
-	args := make([]any, len(rowids))
-	for i, id := range rowids {
-		args[i] = id
-	}
-	rows, err := r.db.QueryContext(ctx, "SELECT c.rowid, c.symbol, c.start_offset, c.end_offset, f.id, f.symbols FROM chunks c JOIN files f ON f.id = c.file WHERE c.rowid IN (?"+strings.Repeat(",?", len(rowids)-1)+")", args...)
+	in, args := inList(rowids)
+	rows, err := r.db.QueryContext(ctx, "SELECT c.rowid, c.symbol, c.start_offset, c.end_offset, f.id, f.symbols FROM chunks c JOIN files f ON f.id = c.file WHERE c.rowid IN "+in, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -319,6 +305,15 @@ func (r *Reader) Defining(ctx context.Context, rowids []int64, name string) (map
 		}
 	}
 	return out, rows.Err()
+}
+
+// inList is "(?,?,...)" for values, and the values as query arguments.
+func inList[T any](values []T) (string, []any) {
+	args := make([]any, len(values))
+	for i, v := range values {
+		args[i] = v
+	}
+	return "(?" + strings.Repeat(",?", len(values)-1) + ")", args
 }
 
 // ErrNoChunk is returned for an unknown chunk id.

@@ -247,11 +247,9 @@ func (s *Service) IndexCatalog(ctx context.Context) error {
 		if err := os.MkdirAll(tmp, 0o755); err != nil {
 			return err
 		}
-		for i, e := range entries {
-			if err := os.WriteFile(filepath.Join(tmp, e.Path), contents[i], 0o644); err != nil {
-				os.RemoveAll(tmp)
-				return err
-			}
+		if err := writeFiles(tmp, entries, contents); err != nil {
+			os.RemoveAll(tmp)
+			return err
 		}
 		if err := os.Rename(tmp, snap); err != nil {
 			os.RemoveAll(tmp)
@@ -262,6 +260,21 @@ func (s *Service) IndexCatalog(ctx context.Context) error {
 		return fmt.Errorf("index the catalog: %w", err)
 	}
 	s.pruneCatalogSnapshots(tree)
+	return nil
+}
+
+// writeFiles writes each entry's content into dir, through os.Root.
+func writeFiles(dir string, entries []gitcli.TreeEntry, contents [][]byte) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for i, e := range entries {
+		if err := root.WriteFile(e.Path, contents[i], 0o644); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -104,16 +104,21 @@ func release(ts []*target) {
 	}
 }
 
-// snippet reads lines [from, to] (1-based, inclusive) of path in the
-// snapshot of the commit the index was built from.
-func (s *Service) lines(alias, commit, p string, from, to int) ([]string, error) {
-	dir := s.repos.SnapshotDir(alias, commit)
-	root, err := os.OpenRoot(dir)
+// readSnapshot reads path in the snapshot of the commit the index was
+// built from.
+func (s *Service) readSnapshot(alias, commit, p string) ([]byte, error) {
+	root, err := os.OpenRoot(s.repos.SnapshotDir(alias, commit))
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	data, err := root.ReadFile(p)
+	return root.ReadFile(p)
+}
+
+// lines returns lines [from, to] (1-based, inclusive) of path in the
+// snapshot of commit.
+func (s *Service) lines(alias, commit, p string, from, to int) ([]string, error) {
+	data, err := s.readSnapshot(alias, commit, p)
 	if err != nil {
 		return nil, err
 	}
@@ -128,12 +133,7 @@ func (s *Service) lines(alias, commit, p string, from, to int) ([]string, error)
 
 // bytesOf reads [start, end) of path in the snapshot of commit.
 func (s *Service) bytesOf(alias, commit, p string, start, end int) ([]byte, error) {
-	root, err := os.OpenRoot(s.repos.SnapshotDir(alias, commit))
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	data, err := root.ReadFile(p)
+	data, err := s.readSnapshot(alias, commit, p)
 	if err != nil {
 		return nil, err
 	}
